@@ -1,0 +1,274 @@
+"""Resolving one reply's tool calls as a unit (see shared/spec/dispatch.md).
+
+Every call gets exactly one answer. Answers are committed as calls finish (so a
+crash loses nothing that finished) and read back in call order, which is the
+order the model is sent them. The reply is split into segments: a run of
+read-only calls (concurrent when it has two or more and no duplicates), or one
+approval-requiring call.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+from collections import Counter
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from datetime import datetime
+from itertools import groupby
+from typing import Any
+
+from pydantic import BaseModel, ValidationError
+
+from tether.agent.approval import Allow, Approver
+from tether.agent.events import ApprovalUpdate, ToolCallUpdate, ToolResultUpdate, Updates
+from tether.config import Settings
+from tether.errors import ToolError
+from tether.models import PendingCall, ToolCall, ToolResult, ToolStatus, now
+from tether.store import Store
+from tether.tools.base import Tool, ToolContext
+
+log = logging.getLogger(__name__)
+UPDATE_PREVIEW_CHARS = 4000
+
+
+@dataclass
+class TurnState:
+    """What a turn counts across its rounds."""
+
+    budget: int
+    repeat_limit: int
+    used: int = 0
+    seen: Counter[str] = field(default_factory=Counter)
+    stop_reason: str | None = None
+    pending: list[PendingCall] = field(default_factory=list)
+
+
+@dataclass
+class Call:
+    idx: int
+    call: ToolCall
+    key: str
+    tool: Tool | None = None
+    params: BaseModel | None = None
+    invalid: str | None = None
+    read_only: bool = True
+    started_at: datetime | None = None
+
+    def pending(self, ctx: ToolContext) -> PendingCall:
+        valid = self.tool is not None and self.params is not None
+        summary = self.tool.summary(self.params, ctx) if valid else self.call.name
+        return PendingCall(
+            call_id=self.call.id,
+            tool=self.call.name,
+            arguments=self.call.parsed_arguments(),
+            summary=summary,
+        )
+
+
+class Dispatcher:
+    def __init__(
+        self,
+        tools: Sequence[Tool],
+        ctx: ToolContext,
+        store: Store,
+        approver: Approver,
+        settings: Settings,
+    ) -> None:
+        self.tools = {tool.name: tool for tool in tools}
+        self.ctx = ctx
+        self.store = store
+        self.approver = approver
+        self.limit = asyncio.Semaphore(settings.tools.max_concurrency)
+
+    async def dispatch(
+        self, session: str, seq: int, calls: Sequence[ToolCall], turn: TurnState, updates: Updates
+    ) -> None:
+        """Answer every call of the reply stored at ``seq``; may stop or park the turn."""
+        run = _Run(self, session, seq, updates)
+        prepared = [self._prepare(idx, call) for idx, call in enumerate(calls)]
+        for c in prepared:
+            updates.send(
+                ToolCallUpdate(
+                    session=session,
+                    call_id=c.call.id,
+                    tool=c.call.name,
+                    arguments=c.call.parsed_arguments(),
+                    summary=c.pending(self.ctx).summary,
+                )
+            )
+        try:
+            await run.resolve(prepared, turn)
+        except asyncio.CancelledError:
+            for c in prepared:
+                if c.idx not in run.answered:
+                    status: ToolStatus = "interrupted" if c.started_at else "not_executed"
+                    run.answer(c, status, f"{status}: the turn was cancelled by the person.")
+            raise
+
+    def _prepare(self, idx: int, call: ToolCall) -> Call:
+        c = Call(idx=idx, call=call, key=f"{call.name}\x00{_canonical(call.arguments)}")
+        c.tool = self.tools.get(call.name)
+        if c.tool is None:
+            known = ", ".join(sorted(self.tools))
+            c.invalid = f"unknown tool {call.name!r}; the tools are: {known}"
+            return c
+        try:
+            arguments = json.loads(call.arguments or "{}")
+        except ValueError as exc:
+            c.invalid = f"the arguments are not valid JSON ({exc}); send a JSON object"
+            return c
+        try:
+            c.params = c.tool.params.model_validate(arguments)
+        except ValidationError as exc:
+            problems = "; ".join(
+                f"{'.'.join(map(str, e['loc'])) or 'arguments'}: {e['msg']}" for e in exc.errors()
+            )
+            c.invalid = f"invalid arguments for {call.name}: {problems}"
+            return c
+        try:
+            c.read_only = c.tool.read_only(c.params, self.ctx)
+        except ToolError as exc:
+            c.invalid = str(exc)
+        return c
+
+
+class _Run:
+    """One reply's dispatch: which calls are answered, and how."""
+
+    def __init__(self, dispatcher: Dispatcher, session: str, seq: int, updates: Updates) -> None:
+        self.d = dispatcher
+        self.session = session
+        self.seq = seq
+        self.updates = updates
+        self.answered: set[int] = set()
+
+    async def resolve(self, prepared: list[Call], turn: TurnState) -> None:
+        valid: list[Call] = []
+        stop_at: int | None = None
+        spent = f"the tool budget of {turn.budget} calls for this turn is spent"
+        for c in prepared:
+            # Budget and guard are settled in call order before anything starts.
+            turn.used += 1
+            if turn.used > turn.budget:
+                self.answer(c, "not_executed", f"not executed: {spent}.")
+                continue
+            turn.seen[c.key] += 1
+            if stop_at is None and turn.seen[c.key] >= turn.repeat_limit:
+                stop_at = c.idx
+            if c.invalid is not None:
+                self.answer(c, "error", c.invalid)
+            else:
+                valid.append(c)
+        for read_only, group in groupby(valid, key=lambda c: c.read_only):
+            run = list(group)
+            segments = [run] if read_only else [[c] for c in run]
+            for segment in segments:
+                if turn.stop_reason or turn.pending:
+                    break
+                if stop_at is not None and segment[0].idx >= stop_at:
+                    turn.stop_reason = _repeat_reason(turn)
+                    break
+                if read_only:
+                    await self.reads(segment, stop_at)
+                else:
+                    await self.approval(segment[0], turn)
+                if stop_at is not None and segment[-1].idx >= stop_at:
+                    turn.stop_reason = _repeat_reason(turn)
+        if turn.pending:
+            return  # parked calls stay unanswered: they are pending, not lost
+        if turn.used > turn.budget:
+            turn.stop_reason = turn.stop_reason or spent
+        for c in valid:
+            if c.idx not in self.answered:
+                self.answer(c, "not_executed", f"not executed: {turn.stop_reason}.")
+
+    async def reads(self, segment: list[Call], stop_at: int | None) -> None:
+        concurrent = len(segment) > 1 and len({c.key for c in segment}) == len(segment)
+        if concurrent:
+            await asyncio.gather(*(self.execute(c) for c in segment))
+            return
+        for c in segment:
+            if stop_at is not None and c.idx >= stop_at:
+                return
+            await self.execute(c)
+
+    async def approval(self, c: Call, turn: TurnState) -> None:
+        pending = c.pending(self.d.ctx)
+        decision = await self.d.approver.decide(self.session, pending)
+        if decision is None:
+            turn.pending.append(pending)
+            self.approval_update(c, pending, "pending")
+        elif isinstance(decision, Allow):
+            self.approval_update(c, pending, "allowed")
+            await self.execute(c, decided_by=decision.by)
+        else:
+            self.approval_update(c, pending, "denied")
+            self.answer(c, "denied", f"denied: {decision.reason}", decided_by=decision.by)
+
+    def approval_update(self, c: Call, pending: PendingCall, decision: Any) -> None:
+        self.updates.send(
+            ApprovalUpdate(
+                session=self.session,
+                call_id=c.call.id,
+                tool=c.call.name,
+                summary=pending.summary,
+                decision=decision,
+            )
+        )
+
+    async def execute(self, c: Call, decided_by: str | None = None) -> None:
+        assert c.tool is not None
+        async with self.d.limit:
+            c.started_at = started = now()
+            self.d.store.mark_started(self.session, self.seq, c.idx, started)
+            status: ToolStatus = "ok"
+            try:
+                content = await c.tool.run(c.params, self.d.ctx)
+            except ToolError as exc:
+                status, content = "error", str(exc)
+            except asyncio.CancelledError:
+                self.answer(c, "interrupted", "interrupted: the turn was cancelled while it ran.")
+                raise
+            except Exception as exc:  # a bug in one tool must not end the turn or its siblings
+                log.exception("tool %s failed", c.call.name)
+                status, content = "error", f"{c.call.name} failed unexpectedly: {exc!r}"
+            self.answer(c, status, content, decided_by=decided_by)
+
+    def answer(
+        self, c: Call, status: ToolStatus, content: str, decided_by: str | None = None
+    ) -> None:
+        if c.idx in self.answered:
+            return
+        result = ToolResult(
+            call_id=c.call.id,
+            tool=c.call.name,
+            status=status,
+            content=content,
+            started_at=c.started_at,
+            ended_at=now() if c.started_at else None,
+            decided_by=decided_by,
+        )
+        self.d.store.record_result(self.session, self.seq, c.idx, result)
+        self.answered.add(c.idx)
+        self.updates.send(
+            ToolResultUpdate(
+                session=self.session,
+                call_id=c.call.id,
+                tool=c.call.name,
+                status=status,
+                content=content[:UPDATE_PREVIEW_CHARS],
+            )
+        )
+
+
+def _repeat_reason(turn: TurnState) -> str:
+    return f"the same call was made {turn.repeat_limit} times in this turn (repeat guard)"
+
+
+def _canonical(arguments: str) -> str:
+    try:
+        return json.dumps(json.loads(arguments or "{}"), sort_keys=True, separators=(",", ":"))
+    except ValueError:
+        return arguments

@@ -1,0 +1,61 @@
+"""The agent loop: stream a reply, store it, answer its calls, until it has none."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from tether.agent.dispatch import Dispatcher, TurnState
+from tether.agent.events import TextUpdate, Updates
+from tether.config import TurnSettings
+from tether.errors import ProviderError
+from tether.models import Reply, TurnResult, UserMessage
+from tether.providers.base import ChatRequest, Provider, TextDelta, ToolSpec
+from tether.store import Store
+
+BATCH_NUDGE = UserMessage(content="batch call")
+
+
+class Agent:
+    def __init__(
+        self,
+        provider: Provider,
+        store: Store,
+        dispatcher: Dispatcher,
+        system: str,
+        tools: Sequence[ToolSpec],
+        settings: TurnSettings,
+    ) -> None:
+        self.provider = provider
+        self.store = store
+        self.dispatcher = dispatcher
+        self.system = system
+        self.tools = tuple(tools)
+        self.settings = settings
+
+    async def run_turn(self, session: str, prompt: str, updates: Updates) -> TurnResult:
+        self.store.append_user(session, prompt)
+        turn = TurnState(budget=self.settings.tool_budget, repeat_limit=self.settings.repeat_limit)
+        nudge = False
+        while True:
+            reply = await self.reply(session, nudge, updates)
+            seq = self.store.append_reply(session, reply)
+            if not reply.tool_calls:
+                return TurnResult(session=session, status="done", answer=reply.text)
+            await self.dispatcher.dispatch(session, seq, reply.tool_calls, turn, updates)
+            if turn.pending:
+                return TurnResult(session=session, status="awaiting_approval", pending=turn.pending)
+            if turn.stop_reason:
+                return TurnResult(session=session, status="stopped", error=turn.stop_reason)
+            # A lone call in a round: remind the model, in the next request only, to batch.
+            nudge = len(reply.tool_calls) == 1
+
+    async def reply(self, session: str, nudge: bool, updates: Updates) -> Reply:
+        """One reply, streamed; the request is rebuilt from the store every round."""
+        messages = (*self.store.load(session), *([BATCH_NUDGE] if nudge else []))
+        request = ChatRequest(system=self.system, messages=messages, tools=self.tools)
+        async for event in self.provider.stream(request):
+            if isinstance(event, TextDelta):
+                updates.send(TextUpdate(session=session, text=event.text))
+            else:
+                return event
+        raise ProviderError("the provider's stream ended without a complete reply")

@@ -1,0 +1,58 @@
+"""The command line: ``tether serve``, ``tether ask``, ``tether sessions``."""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import sys
+from pathlib import Path
+
+from tether import __version__
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="tether", description="An LLM coding agent over LSP.")
+    parser.add_argument("--version", action="version", version=f"tether {__version__}")
+    sub = parser.add_subparsers(dest="command", required=True)
+
+    serve = sub.add_parser("serve", help="speak LSP (stdio by default)")
+    serve.add_argument("--stdio", action="store_true", help="the default; accepted for editors")
+    serve.add_argument("--tcp", metavar="HOST:PORT", help="listen on TCP instead of stdio")
+    serve.add_argument("--log-level", default="INFO", choices=["DEBUG", "INFO", "WARNING", "ERROR"])
+
+    ask = sub.add_parser("ask", help="ask tether from the terminal")
+    ask.add_argument("prompt", nargs="+")
+    ask.add_argument("--workspace", type=Path, default=Path.cwd())
+    ask.add_argument("--session", help="continue this session")
+
+    sessions = sub.add_parser("sessions", help="list this workspace's sessions")
+    sessions.add_argument("--workspace", type=Path, default=Path.cwd())
+
+    args = parser.parse_args(argv)
+    if args.command == "serve":
+        return serve_lsp(args.tcp, args.log_level)
+
+    from tether.lsp import terminal
+
+    if args.command == "ask":
+        return terminal.ask(" ".join(args.prompt), args.workspace.resolve(), args.session)
+    return terminal.sessions(args.workspace.resolve())
+
+
+def serve_lsp(tcp: str | None, level: str) -> int:
+    # Stdout belongs to JSON-RPC: logs go to stderr (and window/logMessage).
+    logging.basicConfig(
+        stream=sys.stderr, level=level, format="tether %(levelname)s %(name)s: %(message)s"
+    )
+    from tether.lsp.server import create_server
+
+    server = create_server()
+    if tcp:
+        host, _, port = tcp.rpartition(":")
+        if not host or not port.isdigit():
+            print(f"tether: --tcp wants HOST:PORT, got {tcp!r}", file=sys.stderr)
+            return 2
+        server.start_tcp(host, int(port))
+    else:
+        server.start_io()
+    return 0

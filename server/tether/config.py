@@ -1,0 +1,117 @@
+"""Settings: one fully defaulted model, merged from the contract's sources.
+
+Later sources win: defaults, environment variables, the editor's
+``initializationOptions`` (``{"tether": {...}}``), then
+``workspace/didChangeConfiguration`` (section ``tether``).
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any, Literal
+
+import platformdirs
+from pydantic import BaseModel, ConfigDict, Field, SecretStr
+
+from tether.errors import ConfigError
+
+DEFAULT_BASE_URLS = {
+    "openai": "https://api.openai.com/v1",
+    "anthropic": "https://api.anthropic.com",
+}
+
+
+class Section(BaseModel):
+    model_config = ConfigDict(extra="ignore", validate_assignment=True)
+
+
+class ProviderSettings(Section):
+    kind: Literal["openai", "anthropic"] = "openai"
+    base_url: str | None = None
+    model: str | None = None
+    api_key: SecretStr | None = None
+    timeout_s: float = Field(default=120.0, gt=0)
+    connect_timeout_s: float = Field(default=10.0, gt=0)
+    max_retries: int = Field(default=3, ge=0)
+    retry_base_s: float = Field(default=1.0, ge=0)
+    retry_max_s: float = Field(default=30.0, ge=0)
+
+    def resolved_base_url(self) -> str:
+        return (self.base_url or DEFAULT_BASE_URLS[self.kind]).rstrip("/")
+
+
+class ToolsSettings(Section):
+    max_concurrency: int = Field(default=8, ge=1)
+    max_read_bytes: int = Field(default=100_000, ge=1_000)
+
+
+class TurnSettings(Section):
+    tool_budget: int = Field(default=64, ge=1)
+    repeat_limit: int = Field(default=4, ge=2)
+
+
+class ApprovalSettings(Section):
+    dialogs: bool = True
+
+
+def _default_state_dir() -> Path:
+    return Path(platformdirs.user_state_dir()) / "tether"
+
+
+class Settings(Section):
+    provider: ProviderSettings = ProviderSettings()
+    state_dir: Path = Field(default_factory=_default_state_dir)
+    tools: ToolsSettings = ToolsSettings()
+    turn: TurnSettings = TurnSettings()
+    approval: ApprovalSettings = ApprovalSettings()
+
+    @classmethod
+    def load(cls, env: Mapping[str, str] | None = None, *layers: Mapping[str, Any]) -> Settings:
+        """Defaults, then ``env``, then each layer in order (later wins)."""
+        merged: dict[str, Any] = from_env(os.environ if env is None else env)
+        for layer in layers:
+            merged = _deep_merge(merged, layer)
+        try:
+            return cls.model_validate(merged)
+        except ValueError as exc:
+            raise ConfigError(f"invalid tether settings: {exc}") from exc
+
+    def with_layer(self, layer: Mapping[str, Any]) -> Settings:
+        """These settings with ``layer`` on top (for didChangeConfiguration)."""
+        merged = _deep_merge(self.model_dump(exclude_unset=True), layer)
+        # model_dump turns SecretStr into a mask; keep the real key.
+        if self.provider.api_key is not None and "api_key" not in layer.get("provider", {}):
+            merged.setdefault("provider", {})["api_key"] = self.provider.api_key
+        try:
+            return type(self).model_validate(merged)
+        except ValueError as exc:
+            raise ConfigError(f"invalid tether settings: {exc}") from exc
+
+
+def from_env(env: Mapping[str, str]) -> dict[str, Any]:
+    provider: dict[str, Any] = {}
+    if kind := env.get("TETHER_PROVIDER"):
+        provider["kind"] = kind
+    if base_url := env.get("TETHER_BASE_URL"):
+        provider["base_url"] = base_url
+    if model := env.get("TETHER_MODEL"):
+        provider["model"] = model
+    fallback = "ANTHROPIC_API_KEY" if provider.get("kind") == "anthropic" else "OPENAI_API_KEY"
+    if key := env.get("TETHER_API_KEY") or env.get(fallback):
+        provider["api_key"] = key
+    settings: dict[str, Any] = {"provider": provider} if provider else {}
+    if home := env.get("TETHER_HOME"):
+        settings["state_dir"] = home
+    return settings
+
+
+def _deep_merge(base: Mapping[str, Any], top: Mapping[str, Any]) -> dict[str, Any]:
+    merged = dict(base)
+    for key, value in top.items():
+        if isinstance(value, Mapping) and isinstance(merged.get(key), Mapping):
+            merged[key] = _deep_merge(merged[key], value)
+        else:
+            merged[key] = value
+    return merged

@@ -1,0 +1,78 @@
+"""The agent's seams implemented over LSP: open documents and live updates."""
+
+from __future__ import annotations
+
+import logging
+import uuid
+from pathlib import Path
+from typing import Any
+
+from lsprotocol import types
+from pygls.exceptions import JsonRpcException
+from pygls.uris import to_fs_path
+
+from tether.agent.events import StatusUpdate, ToolCallUpdate, Update
+
+log = logging.getLogger(__name__)
+UPDATE = "tether/update"
+
+
+class LspDocuments:
+    """Reads see the editor's open documents, unsaved edits included."""
+
+    def __init__(self, ls: Any) -> None:
+        self.ls = ls
+
+    def _by_path(self) -> dict[Path, str]:
+        documents: dict[Path, str] = {}
+        for uri, document in self.ls.workspace.text_documents.items():
+            if (path := to_fs_path(uri)) is not None:
+                documents[Path(path).resolve()] = document.source
+        return documents
+
+    def live_text(self, path: Path) -> str | None:
+        return self._by_path().get(path.resolve())
+
+    def open_paths(self) -> list[Path]:
+        return list(self._by_path())
+
+
+class LspUpdates:
+    """``tether/update`` notifications, and the turn's ``$/progress`` when the client has it."""
+
+    def __init__(self, ls: Any, session: str) -> None:
+        self.ls = ls
+        self.session = session
+        self.token: str | None = None
+
+    async def begin(self, title: str) -> str | None:
+        """Start the turn's progress; returns its token, None where the client has none."""
+        capabilities = self.ls.client_capabilities.window
+        if not (capabilities and capabilities.work_done_progress):
+            return None
+        token = f"tether-{uuid.uuid4().hex[:8]}"
+        try:
+            await self.ls.work_done_progress.create_async(token)
+        except JsonRpcException as exc:  # a client that refuses progress still gets its turn
+            log.info("client refused a progress token: %s", exc)
+            return None
+        self.token = token
+        self.ls.work_done_progress.begin(
+            token, types.WorkDoneProgressBegin(title="tether", message=title[:80], cancellable=True)
+        )
+        return token
+
+    def send(self, update: Update) -> None:
+        self.ls.protocol.notify(UPDATE, update.model_dump(mode="json"))
+        if self.token is None:
+            return
+        if isinstance(update, ToolCallUpdate):
+            message = f"{update.tool}: {update.summary}"
+            self.ls.work_done_progress.report(
+                self.token, types.WorkDoneProgressReport(message=message)
+            )
+        elif isinstance(update, StatusUpdate) and update.status != "running":
+            self.ls.work_done_progress.end(
+                self.token, types.WorkDoneProgressEnd(message=update.status)
+            )
+            self.token = None

@@ -1,0 +1,73 @@
+"""The contract's commands: each validates its argument, calls ``Tether``, returns a model."""
+
+from __future__ import annotations
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from tether.lsp.bridge import LspUpdates
+from tether.lsp.errors import json_rpc_errors
+from tether.lsp.server import TetherServer
+from tether.models import History, TurnResult
+
+
+class Argument(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class RunArgument(Argument):
+    prompt: str = Field(min_length=1)
+    session: str | None = None
+
+
+class SessionArgument(Argument):
+    session: str
+
+
+class NoArgument(Argument):
+    pass
+
+
+class Cancelled(BaseModel):
+    cancelled: bool
+
+
+class Sessions(BaseModel):
+    sessions: list[dict[str, str]]
+
+
+def register(server: TetherServer) -> None:
+    @server.command("tether.run")
+    @json_rpc_errors(RunArgument)
+    async def run(ls: TetherServer, arg: RunArgument) -> TurnResult:
+        request = ls.protocol.msg_id
+        session = ls.tether.open_session(arg.prompt, arg.session)
+        if request in ls.early_cancels:
+            return TurnResult(session=session, status="cancelled")
+        updates = LspUpdates(ls, session)
+        ls.turn_requests[request] = session
+        token = None
+        try:
+            token = await updates.begin(arg.prompt)
+            ls.progress_sessions[token] = session
+            return await ls.tether.run(session, arg.prompt, updates)
+        finally:
+            ls.turn_requests.pop(request, None)
+            ls.progress_sessions.pop(token, None)
+
+    @server.command("tether.cancel")
+    @json_rpc_errors(SessionArgument)
+    async def cancel(ls: TetherServer, arg: SessionArgument) -> Cancelled:
+        return Cancelled(cancelled=ls.tether.cancel(arg.session))
+
+    @server.command("tether.sessions")
+    @json_rpc_errors(NoArgument)
+    async def sessions(ls: TetherServer, arg: NoArgument) -> Sessions:
+        listed = [
+            s.model_dump(include={"id", "title", "status", "updated"}) for s in ls.tether.sessions()
+        ]
+        return Sessions(sessions=listed)
+
+    @server.command("tether.history")
+    @json_rpc_errors(SessionArgument)
+    async def history(ls: TetherServer, arg: SessionArgument) -> History:
+        return ls.tether.history(arg.session)

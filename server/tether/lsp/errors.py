@@ -1,0 +1,56 @@
+"""The one place where exceptions become JSON-RPC errors."""
+
+from __future__ import annotations
+
+import functools
+import logging
+from collections.abc import Awaitable, Callable
+from typing import Any, TypeVar
+
+from pydantic import BaseModel, ValidationError
+from pygls.exceptions import JsonRpcInternalError, JsonRpcInvalidParams
+
+from tether.errors import RequestError, TetherError
+
+log = logging.getLogger(__name__)
+A = TypeVar("A", bound=BaseModel)
+Handler = Callable[[Any, A], Awaitable[BaseModel]]
+
+
+def json_rpc_errors(argument: type[A]) -> Callable[[Handler[A]], Callable[..., Awaitable[Any]]]:
+    """Validate a command's one JSON-object argument into ``argument``; map failures.
+
+    A bad argument or an unknown session is ``InvalidParams`` with a message that
+    says what is wrong; any other tether error is an internal error with its own
+    message; nothing else escapes as a stack trace.
+    """
+
+    def wrap(handler: Handler[A]) -> Callable[..., Awaitable[Any]]:
+        @functools.wraps(handler)
+        async def command(ls: Any, *args: Any) -> Any:
+            if len(args) != 1 or not isinstance(args[0], dict):
+                raise JsonRpcInvalidParams(
+                    message=f"{handler.__name__}: expected one JSON object argument, got {args!r}"
+                )
+            try:
+                params = argument.model_validate(args[0])
+                result = await handler(ls, params)
+            except ValidationError as exc:
+                raise JsonRpcInvalidParams(message=_explain(exc)) from None
+            except RequestError as exc:
+                raise JsonRpcInvalidParams(message=str(exc)) from None
+            except TetherError as exc:
+                raise JsonRpcInternalError(message=str(exc)) from None
+            return result.model_dump(mode="json", exclude_none=True)
+
+        # pygls reads the signature to structure arguments: keep them raw.
+        del command.__wrapped__
+        return command
+
+    return wrap
+
+
+def _explain(exc: ValidationError) -> str:
+    return "invalid argument: " + "; ".join(
+        f"{'.'.join(map(str, e['loc'])) or 'argument'}: {e['msg']}" for e in exc.errors()
+    )

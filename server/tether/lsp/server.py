@@ -1,0 +1,103 @@
+"""The protocol front: a pygls server that hands each request to ``Tether``."""
+
+from __future__ import annotations
+
+import logging
+import os
+from collections import deque
+from pathlib import Path
+from typing import Any
+
+from lsprotocol import types
+from pygls.lsp.server import LanguageServer
+from pygls.protocol import LanguageServerProtocol
+from pygls.uris import to_fs_path
+
+from tether import __version__
+from tether.agent.approval import NoApprovals
+from tether.app import Tether
+from tether.config import Settings
+from tether.errors import ConfigError, RequestError
+from tether.lsp.bridge import LspDocuments
+
+log = logging.getLogger(__name__)
+
+
+class TetherProtocol(LanguageServerProtocol):
+    def _handle_cancel_notification(self, msg_id: Any) -> None:
+        # pygls answers "cancelled" at once and leaves the handler running; a turn
+        # instead ends through its own cancellation and answers with status `cancelled`.
+        server = self._server
+        assert isinstance(server, TetherServer)
+        if server.cancel_turn_request(msg_id):
+            return
+        server.early_cancels.append(msg_id)
+        super()._handle_cancel_notification(msg_id)
+
+
+class TetherServer(LanguageServer):
+    def __init__(self) -> None:
+        super().__init__("tether", __version__, protocol_cls=TetherProtocol)
+        self._tether: Tether | None = None
+        self.settings = Settings.load(os.environ)
+        self.turn_requests: dict[Any, str] = {}  # tether.run request id -> session
+        self.progress_sessions: dict[Any, str] = {}  # $/progress token -> session
+        self.early_cancels: deque[Any] = deque(maxlen=256)
+
+    @property
+    def tether(self) -> Tether:
+        if self._tether is None:
+            raise RequestError("tether is not initialized yet: send `initialize` first")
+        return self._tether
+
+    def start(self, params: types.InitializeParams) -> None:
+        options = params.initialization_options
+        layer = options.get("tether", {}) if isinstance(options, dict) else {}
+        try:
+            self.settings = Settings.load(os.environ, layer if isinstance(layer, dict) else {})
+        except ConfigError as exc:
+            self.window_show_message(
+                types.ShowMessageParams(type=types.MessageType.Warning, message=str(exc))
+            )
+        workspace = _workspace_root(params)
+        self._tether = Tether(self.settings, workspace, LspDocuments(self), NoApprovals())
+        log.info("tether %s serving %s", __version__, workspace)
+
+    def configure(self, layer: Any) -> None:
+        if not isinstance(layer, dict):
+            return
+        try:
+            self.settings = self.settings.with_layer(layer)
+        except ConfigError as exc:
+            self.window_show_message(
+                types.ShowMessageParams(type=types.MessageType.Warning, message=str(exc))
+            )
+            return
+        if self._tether is not None:
+            self._tether.reconfigure(self.settings)
+
+    def cancel_turn_request(self, msg_id: Any) -> bool:
+        session = self.turn_requests.get(msg_id)
+        return session is not None and self.tether.cancel(session)
+
+    def report_server_error(self, error: Exception, source: Any) -> None:
+        # The default pops a message in the editor for every bad message; a log is enough.
+        log.error("%s: %s", getattr(source, "__name__", source), error)
+
+
+def _workspace_root(params: types.InitializeParams) -> Path:
+    for uri in [f.uri for f in params.workspace_folders or []] + [params.root_uri or ""]:
+        if uri and (path := to_fs_path(uri)):
+            return Path(path)
+    if params.root_path:
+        return Path(params.root_path)
+    return Path.cwd()
+
+
+def create_server() -> TetherServer:
+    from tether.lsp import commands, features
+
+    server = TetherServer()
+    features.register(server)
+    commands.register(server)
+    return server

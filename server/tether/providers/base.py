@@ -1,0 +1,41 @@
+"""The ``Provider`` seam: stream one assistant reply for a transcript."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from typing import Any, Protocol
+
+from tether.models import Frozen, Message, Reply
+
+
+class ToolSpec(Frozen):
+    """A tool as the model is told of it: name, description, JSON Schema of arguments."""
+
+    name: str
+    description: str
+    parameters: dict[str, Any]
+
+
+class ChatRequest(Frozen):
+    system: str
+    messages: tuple[Message, ...]
+    tools: tuple[ToolSpec, ...] = ()
+
+
+class TextDelta(Frozen):
+    text: str
+
+
+StreamEvent = TextDelta | Reply
+
+
+class Provider(Protocol):
+    def stream(self, request: ChatRequest) -> AsyncIterator[StreamEvent]:
+        """Yield text deltas as they arrive, then exactly one complete ``Reply``.
+
+        Retries what is retryable before anything was yielded; raises
+        ``ProviderError`` with a message a person can act on otherwise.
+        """
+        ...
+
+    async def aclose(self) -> None: ...

@@ -1,0 +1,307 @@
+"""Sessions in SQLite: crash-safe by the order of writes.
+
+A reply and its calls are written in one transaction before any call runs; a
+call is marked started before it runs; its result is committed the moment it
+ends. A result is a column of its call's row, so a result that answers no call
+cannot exist, and a call with no result is visible as such. On load, the
+repair pass answers every call that has none (``interrupted`` where it had
+started, ``cancelled`` where it had not), so the next request is well formed.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+import uuid
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from datetime import datetime
+from pathlib import Path
+
+from tether.errors import UnknownSession
+from tether.models import (
+    AssistantMessage,
+    Message,
+    Reply,
+    SessionInfo,
+    Stats,
+    ToolCall,
+    ToolMessage,
+    ToolResult,
+    UserMessage,
+    iso,
+    now,
+)
+
+SCHEMA = """
+CREATE TABLE IF NOT EXISTS sessions (
+    id TEXT PRIMARY KEY,
+    workspace TEXT NOT NULL,
+    title TEXT NOT NULL,
+    status TEXT NOT NULL,
+    created TEXT NOT NULL,
+    updated TEXT NOT NULL
+);
+CREATE TABLE IF NOT EXISTS messages (
+    session_id TEXT NOT NULL REFERENCES sessions(id),
+    seq INTEGER NOT NULL,
+    role TEXT NOT NULL CHECK (role IN ('user', 'assistant')),
+    content TEXT NOT NULL,
+    created TEXT NOT NULL,
+    PRIMARY KEY (session_id, seq)
+);
+CREATE TABLE IF NOT EXISTS tool_calls (
+    session_id TEXT NOT NULL,
+    message_seq INTEGER NOT NULL,
+    idx INTEGER NOT NULL,
+    call_id TEXT NOT NULL,
+    name TEXT NOT NULL,
+    arguments TEXT NOT NULL,
+    status TEXT,
+    content TEXT,
+    started_at TEXT,
+    ended_at TEXT,
+    reason TEXT,
+    decided_by TEXT,
+    PRIMARY KEY (session_id, message_seq, idx),
+    FOREIGN KEY (session_id, message_seq) REFERENCES messages(session_id, seq)
+);
+"""
+
+REPAIR_REASON = "unanswered_tool_call_repair"
+REPAIRED_CONTENT = {
+    "interrupted": (
+        "interrupted: this call had started when tether stopped, and it never finished. "
+        "It may have had effects; check before repeating it."
+    ),
+    "cancelled": (
+        "cancelled: this call never started (tether stopped first). Nothing was run; "
+        "call it again if you still need it."
+    ),
+}
+
+
+def _time(text: str | None) -> datetime | None:
+    return datetime.fromisoformat(text.replace("Z", "+00:00")) if text else None
+
+
+class Store:
+    def __init__(self, path: Path) -> None:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        self.path = path
+        # isolation_level=None: transactions are explicit, each write commits at once.
+        self._db = sqlite3.connect(path, isolation_level=None, check_same_thread=False)
+        self._db.row_factory = sqlite3.Row
+        self._db.execute("PRAGMA journal_mode=WAL")
+        self._db.execute("PRAGMA synchronous=NORMAL")
+        self._db.execute("PRAGMA foreign_keys=ON")
+        self._db.execute("PRAGMA busy_timeout=5000")
+        self._db.executescript(SCHEMA)
+
+    def close(self) -> None:
+        self._db.close()
+
+    @contextmanager
+    def _transaction(self) -> Iterator[sqlite3.Connection]:
+        self._db.execute("BEGIN IMMEDIATE")
+        try:
+            yield self._db
+        except BaseException:
+            self._db.execute("ROLLBACK")
+            raise
+        self._db.execute("COMMIT")
+
+    # -- sessions ---------------------------------------------------------------
+
+    def create_session(self, workspace: Path, title: str) -> str:
+        session = uuid.uuid4().hex[:12]
+        stamp = iso(now())
+        title = " ".join(title.split())[:80] or "untitled"
+        self._db.execute(
+            "INSERT INTO sessions VALUES (?, ?, ?, 'idle', ?, ?)",
+            (session, str(workspace), title, stamp, stamp),
+        )
+        return session
+
+    def session(self, session: str) -> SessionInfo:
+        row = self._db.execute("SELECT * FROM sessions WHERE id = ?", (session,)).fetchone()
+        if row is None:
+            raise UnknownSession(session)
+        return _session_info(row)
+
+    def sessions(self, workspace: Path | None = None) -> list[SessionInfo]:
+        query = "SELECT * FROM sessions"
+        args: tuple[str, ...] = ()
+        if workspace is not None:
+            query += " WHERE workspace = ?"
+            args = (str(workspace),)
+        rows = self._db.execute(query + " ORDER BY updated DESC", args).fetchall()
+        return [_session_info(row) for row in rows]
+
+    def set_status(self, session: str, status: str) -> None:
+        self._db.execute(
+            "UPDATE sessions SET status = ?, updated = ? WHERE id = ?",
+            (status, iso(now()), session),
+        )
+
+    # -- the transcript ---------------------------------------------------------
+
+    def append_user(self, session: str, content: str) -> int:
+        with self._transaction() as db:
+            return self._append_message(db, session, "user", content)
+
+    def append_reply(self, session: str, reply: Reply) -> int:
+        """Store the reply and its calls, unanswered, in one transaction."""
+        with self._transaction() as db:
+            seq = self._append_message(db, session, "assistant", reply.text)
+            db.executemany(
+                "INSERT INTO tool_calls (session_id, message_seq, idx, call_id, name, arguments)"
+                " VALUES (?, ?, ?, ?, ?, ?)",
+                [
+                    (session, seq, idx, call.id, call.name, call.arguments)
+                    for idx, call in enumerate(reply.tool_calls)
+                ],
+            )
+            return seq
+
+    def _append_message(self, db: sqlite3.Connection, session: str, role: str, text: str) -> int:
+        (last,) = db.execute(
+            "SELECT COALESCE(MAX(seq), -1) FROM messages WHERE session_id = ?", (session,)
+        ).fetchone()
+        stamp = iso(now())
+        db.execute(
+            "INSERT INTO messages VALUES (?, ?, ?, ?, ?)", (session, last + 1, role, text, stamp)
+        )
+        db.execute("UPDATE sessions SET updated = ? WHERE id = ?", (stamp, session))
+        return int(last) + 1
+
+    def mark_started(self, session: str, seq: int, idx: int, at: datetime) -> None:
+        self._db.execute(
+            "UPDATE tool_calls SET started_at = ?"
+            " WHERE session_id = ? AND message_seq = ? AND idx = ?",
+            (iso(at), session, seq, idx),
+        )
+
+    def record_result(self, session: str, seq: int, idx: int, result: ToolResult) -> None:
+        """Commit one call's answer. A call is answered once: a second answer is ignored."""
+        self._db.execute(
+            "UPDATE tool_calls SET status = ?, content = ?, started_at = ?, ended_at = ?,"
+            " reason = ?, decided_by = ?"
+            " WHERE session_id = ? AND message_seq = ? AND idx = ? AND status IS NULL",
+            (
+                result.status,
+                result.content,
+                iso(result.started_at),
+                iso(result.ended_at),
+                result.reason,
+                result.decided_by,
+                session,
+                seq,
+                idx,
+            ),
+        )
+
+    def repair(self, session: str) -> int:
+        """Answer every call that has no result. Returns how many were answered."""
+        with self._transaction() as db:
+            rows = db.execute(
+                "SELECT message_seq, idx, started_at FROM tool_calls"
+                " WHERE session_id = ? AND status IS NULL",
+                (session,),
+            ).fetchall()
+            for row in rows:
+                status = "interrupted" if row["started_at"] else "cancelled"
+                db.execute(
+                    "UPDATE tool_calls SET status = ?, content = ?, reason = ?,"
+                    " decided_by = 'repair'"
+                    " WHERE session_id = ? AND message_seq = ? AND idx = ?",
+                    (status, REPAIRED_CONTENT[status], REPAIR_REASON, session, *row[:2]),
+                )
+            return len(rows)
+
+    def load(self, session: str) -> list[Message]:
+        """The transcript in order; each reply's answers follow it in call order."""
+        self.session(session)
+        calls: dict[int, list[sqlite3.Row]] = {}
+        for row in self._db.execute(
+            "SELECT * FROM tool_calls WHERE session_id = ? ORDER BY message_seq, idx", (session,)
+        ):
+            calls.setdefault(row["message_seq"], []).append(row)
+        messages: list[Message] = []
+        for row in self._db.execute(
+            "SELECT seq, role, content FROM messages WHERE session_id = ? ORDER BY seq", (session,)
+        ):
+            if row["role"] == "user":
+                messages.append(UserMessage(content=row["content"]))
+                continue
+            rows = calls.get(row["seq"], [])
+            messages.append(
+                AssistantMessage(content=row["content"], tool_calls=tuple(map(_call, rows)))
+            )
+            messages.extend(ToolMessage(result=_result(r)) for r in rows if r["status"])
+        return messages
+
+    def unanswered(self, session: str) -> list[tuple[int, int, ToolCall]]:
+        rows = self._db.execute(
+            "SELECT * FROM tool_calls WHERE session_id = ? AND status IS NULL"
+            " ORDER BY message_seq, idx",
+            (session,),
+        ).fetchall()
+        return [(row["message_seq"], row["idx"], _call(row)) for row in rows]
+
+    def stats(self, session: str) -> Stats:
+        rows = self._db.execute(
+            "SELECT started_at, ended_at FROM tool_calls WHERE session_id = ?", (session,)
+        ).fetchall()
+        spans = sorted(
+            (start, end)
+            for start, end in ((_time(r["started_at"]), _time(r["ended_at"])) for r in rows)
+            if start is not None and end is not None
+        )
+        return Stats(
+            tool_calls=len(rows),
+            tool_time_s=round(_union_seconds(spans), 6),
+            tool_time_sum_s=round(sum((end - start).total_seconds() for start, end in spans), 6),
+        )
+
+
+def _union_seconds(spans: Sequence[tuple[datetime, datetime]]) -> float:
+    """Wall time covered by the spans (sorted by start): overlaps count once."""
+    total = 0.0
+    current: tuple[datetime, datetime] | None = None
+    for start, end in spans:
+        if current is None or start > current[1]:
+            if current is not None:
+                total += (current[1] - current[0]).total_seconds()
+            current = (start, end)
+        else:
+            current = (current[0], max(current[1], end))
+    if current is not None:
+        total += (current[1] - current[0]).total_seconds()
+    return total
+
+
+def _session_info(row: sqlite3.Row) -> SessionInfo:
+    return SessionInfo(
+        id=row["id"],
+        title=row["title"],
+        status=row["status"],
+        updated=row["updated"],
+        workspace=row["workspace"],
+    )
+
+
+def _call(row: sqlite3.Row) -> ToolCall:
+    return ToolCall(id=row["call_id"], name=row["name"], arguments=row["arguments"])
+
+
+def _result(row: sqlite3.Row) -> ToolResult:
+    return ToolResult(
+        call_id=row["call_id"],
+        tool=row["name"],
+        status=row["status"],
+        content=row["content"] or "",
+        started_at=_time(row["started_at"]),
+        ended_at=_time(row["ended_at"]),
+        reason=row["reason"],
+        decided_by=row["decided_by"],
+    )

@@ -1,0 +1,79 @@
+"""The ``Tool`` seam: what every tool is, and the context it runs in."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Protocol
+
+from pydantic import BaseModel
+
+from tether.config import ToolsSettings
+from tether.errors import ToolError
+
+
+class Documents(Protocol):
+    """The editor's open documents: their live (possibly unsaved) text."""
+
+    def live_text(self, path: Path) -> str | None:
+        """The open document's text, or None when the editor does not have it open."""
+        ...
+
+    def open_paths(self) -> list[Path]:
+        """Every open document that is a file on disk."""
+        ...
+
+
+class NoDocuments:
+    """No editor attached: every read goes to disk."""
+
+    def live_text(self, path: Path) -> str | None:
+        return None
+
+    def open_paths(self) -> list[Path]:
+        return []
+
+
+@dataclass(frozen=True)
+class ToolContext:
+    workspace: Path
+    documents: Documents
+    settings: ToolsSettings
+
+    def resolve(self, raw: str) -> Path:
+        """A model-given path, relative to the workspace or absolute, symlinks followed."""
+        if not raw or "\x00" in raw:
+            raise ToolError(f"invalid path {raw!r}")
+        path = Path(raw).expanduser()
+        if not path.is_absolute():
+            path = self.workspace / path
+        return path.resolve()
+
+    def inside(self, path: Path) -> bool:
+        return path == self.workspace or path.is_relative_to(self.workspace)
+
+    def relative(self, path: Path) -> str:
+        """How a path is shown to the model: workspace-relative where it can be."""
+        return path.relative_to(self.workspace).as_posix() if self.inside(path) else str(path)
+
+
+class Tool(Protocol):
+    """One tool the model can call.
+
+    ``read_only`` is a property of the call, not of the tool: a read whose path
+    resolves outside the workspace reports itself approval-requiring.
+    """
+
+    name: str
+    description: str
+    params: type[BaseModel]
+
+    def read_only(self, params: Any, ctx: ToolContext) -> bool: ...
+
+    def summary(self, params: Any, ctx: ToolContext) -> str:
+        """One line a person can judge the call by."""
+        ...
+
+    async def run(self, params: Any, ctx: ToolContext) -> str:
+        """Do the work; return what the model reads. Raise ``ToolError`` on failure."""
+        ...

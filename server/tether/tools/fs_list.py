@@ -1,0 +1,81 @@
+"""``fs-list``: what a directory holds, a few levels deep, as git would see it."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+from pathlib import Path
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from tether.errors import ToolError
+from tether.tools.base import ToolContext
+from tether.tools.files import Entry, reads_inside, resolve, shown, walk
+
+MAX_ENTRIES = 1000
+
+
+class FsListParams(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    path: str = Field(
+        default=".", description="The directory, relative to the workspace root (or absolute)."
+    )
+    depth: int = Field(
+        default=2, ge=1, le=50, description="How many levels to show; 1 = direct children only."
+    )
+
+
+class FsList:
+    name = "fs-list"
+    description = (
+        "List a directory of the workspace, recursively up to `depth` levels (default 2; 1 = "
+        "direct children only). Returns one path per line, relative to the workspace root and "
+        "sorted as a tree; directories end with '/', symbolic links show '-> target' and are "
+        "not entered. Files ignored by .gitignore and the .git directory are left out. At most "
+        f"{MAX_ENTRIES} entries; list a subdirectory or lower the depth for more."
+    )
+    params = FsListParams
+
+    def read_only(self, params: FsListParams, ctx: ToolContext) -> bool:
+        return reads_inside(ctx, params.path)
+
+    def summary(self, params: FsListParams, ctx: ToolContext) -> str:
+        return f"list {shown(ctx, params.path)} (depth {params.depth})"
+
+    async def run(self, params: FsListParams, ctx: ToolContext) -> str:
+        top = resolve(ctx, params.path)
+        name = ctx.relative(top)
+        if not top.exists():
+            raise ToolError(f"no such directory: {name}")
+        if not top.is_dir():
+            raise ToolError(f"{name} is a file, not a directory; fs-read reads it")
+        entries = await asyncio.to_thread(_collect, ctx.workspace, top, params.depth)
+        if not entries:
+            return f"{name} is empty (or holds only ignored files)"
+        lines = [_line(ctx, entry) for entry in entries[:MAX_ENTRIES]]
+        if len(entries) > MAX_ENTRIES:
+            lines.append(
+                f"[listing cut at {MAX_ENTRIES} entries; list a subdirectory or use a smaller "
+                "depth to see the rest]"
+            )
+        return "\n".join(lines)
+
+
+def _collect(root: Path, top: Path, depth: int) -> list[Entry]:
+    entries: list[Entry] = []
+    for entry in walk(root, top, max_depth=depth):
+        entries.append(entry)
+        if len(entries) > MAX_ENTRIES:
+            break
+    return entries
+
+
+def _line(ctx: ToolContext, entry: Entry) -> str:
+    text = ctx.relative(entry.path) + ("/" if entry.is_dir else "")
+    if entry.is_link:
+        try:
+            text += f" -> {os.readlink(entry.path)}"
+        except OSError:
+            text += " -> ?"
+    return text

@@ -1,0 +1,98 @@
+"""Three routes end a running turn with status `cancelled`, and shutdown is clean."""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+
+from lsprotocol import types
+
+from tests.e2e.conftest import Editor, StartEditor
+from tests.support.provider_stub import ProviderStub, hang, text
+
+
+async def start_hanging_turn(editor: Editor, stub: ProviderStub, msg_id: str) -> asyncio.Task:
+    stub.script(hang(30))
+    task = asyncio.create_task(editor.command("tether.run", {"prompt": "wait"}, msg_id=msg_id))
+    await editor.wait_for_update(lambda u: u["kind"] == "status" and u["status"] == "running")
+    async with asyncio.timeout(10):
+        while not stub.requests:
+            await asyncio.sleep(0.02)
+    return task
+
+
+async def assert_cancelled(editor: Editor, task: asyncio.Task) -> None:
+    async with asyncio.timeout(10):
+        result = await task
+    assert result["status"] == "cancelled"
+    await editor.wait_for_update(lambda u: u["kind"] == "status" and u["status"] == "cancelled")
+    sessions = (await editor.command("tether.sessions", {}))["sessions"]
+    assert sessions[0]["status"] == "cancelled"
+
+
+async def test_tether_cancel_ends_the_turn(start_editor: StartEditor, stub: ProviderStub) -> None:
+    editor = await start_editor()
+    task = await start_hanging_turn(editor, stub, "run-1")
+    session = next(u["session"] for u in editor.updates)
+
+    assert await editor.command("tether.cancel", {"session": session}) == {"cancelled": True}
+    await assert_cancelled(editor, task)
+    assert await editor.command("tether.cancel", {"session": session}) == {"cancelled": False}
+
+
+async def test_cancelling_the_progress_ends_the_turn(
+    start_editor: StartEditor, stub: ProviderStub
+) -> None:
+    editor = await start_editor()
+    task = await start_hanging_turn(editor, stub, "run-2")
+    (token,) = editor.client.progress_reports
+    begin = editor.client.progress_reports[token][0]
+    assert begin.cancellable is True
+
+    editor.client.window_work_done_progress_cancel(types.WorkDoneProgressCancelParams(token=token))
+    await assert_cancelled(editor, task)
+
+
+async def test_cancel_request_on_tether_run_ends_the_turn(
+    start_editor: StartEditor, stub: ProviderStub
+) -> None:
+    editor = await start_editor()
+    task = await start_hanging_turn(editor, stub, "run-3")
+
+    editor.client.protocol.notify(types.CANCEL_REQUEST, types.CancelParams(id="run-3"))
+    await assert_cancelled(editor, task)
+
+
+async def test_a_cancelled_session_can_go_on(start_editor: StartEditor, stub: ProviderStub) -> None:
+    editor = await start_editor()
+    task = await start_hanging_turn(editor, stub, "run-4")
+    session = next(u["session"] for u in editor.updates)
+    await editor.command("tether.cancel", {"session": session})
+    await task
+
+    stub.script(text("back again"))
+    result = await editor.run("go on", session=session)
+
+    assert result["status"] == "done"
+    contents = [m["content"] for m in stub.requests[-1]["messages"][1:]]
+    assert contents == ["wait", "go on"]
+
+
+async def test_shutdown_while_a_turn_runs_is_clean(
+    start_editor: StartEditor, stub: ProviderStub, home: Path
+) -> None:
+    editor = await start_editor()
+    task = await start_hanging_turn(editor, stub, "run-5")
+
+    async with asyncio.timeout(10):
+        await editor.client.shutdown_session()
+        result = await task
+    assert result["status"] == "cancelled"
+    process = editor.client._server
+    assert process is not None
+    async with asyncio.timeout(10):
+        assert await process.wait() == 0
+
+    again = await start_editor()
+    sessions = (await again.command("tether.sessions", {}))["sessions"]
+    assert sessions[0]["status"] == "cancelled"

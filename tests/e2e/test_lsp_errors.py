@@ -1,0 +1,54 @@
+"""Malformed LSP input is answered with JSON-RPC errors; the server stays up."""
+
+from __future__ import annotations
+
+import pytest
+from pygls.exceptions import JsonRpcException
+
+from tests.e2e.conftest import Editor, StartEditor
+from tests.support.provider_stub import ProviderStub, text
+
+
+async def assert_alive(editor: Editor) -> None:
+    assert "sessions" in await editor.command("tether.sessions", {})
+
+
+@pytest.mark.parametrize(
+    ("command", "arguments", "expected"),
+    [
+        ("tether.nope", [{}], "tether.nope"),
+        ("tether.run", [], "one JSON object"),
+        ("tether.run", [{"prompt": "a"}, {"prompt": "b"}], "one JSON object"),
+        ("tether.run", ["just a string"], "one JSON object"),
+        ("tether.run", [{"prompt": 5}], "prompt"),
+        ("tether.run", [{"prompt": ""}], "prompt"),
+        ("tether.run", [{"prompt": "hi", "colour": "red"}], "colour"),
+        ("tether.run", [{"prompt": "hi", "session": "nope"}], "unknown session 'nope'"),
+        ("tether.history", [{"session": "nope"}], "unknown session 'nope'"),
+        ("tether.history", [{}], "session"),
+        ("tether.cancel", [{"session": 7}], "session"),
+    ],
+)
+async def test_bad_commands_get_json_rpc_errors(
+    start_editor: StartEditor, command: str, arguments: list, expected: str
+) -> None:
+    editor = await start_editor()
+    with pytest.raises(JsonRpcException) as raised:
+        await editor.command(command, *arguments)
+    assert expected in raised.value.message
+    await assert_alive(editor)
+
+
+async def test_garbage_on_the_wire_does_not_bring_the_server_down(
+    start_editor: StartEditor, stub: ProviderStub
+) -> None:
+    editor = await start_editor()
+    process = editor.client._server
+    assert process is not None and process.stdin is not None
+    for body in (b"{this is not json", b'{"jsonrpc": "2.0", "id": 99, "method": 12}', b"[]"):
+        process.stdin.write(b"Content-Length: %d\r\n\r\n%s" % (len(body), body))
+    await process.stdin.drain()
+
+    await assert_alive(editor)
+    stub.script(text("still here"))
+    assert (await editor.run("hello"))["answer"] == "still here"

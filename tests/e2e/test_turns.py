@@ -1,0 +1,141 @@
+"""A turn end to end: LSP in, provider stub out, tools against real files."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from tests.e2e.conftest import API_KEY, StartEditor
+from tests.support.provider_stub import ProviderStub, text, tool_calls
+
+
+async def test_plain_answer_streams_and_is_kept(
+    start_editor: StartEditor, stub: ProviderStub, home: Path
+) -> None:
+    stub.script(text("Hello from the model", chunk_size=3))
+    editor = await start_editor()
+
+    result = await editor.run("say hello")
+
+    assert result["status"] == "done"
+    assert result["answer"] == "Hello from the model"
+    deltas = [u["text"] for u in editor.updates if u["kind"] == "text"]
+    assert len(deltas) > 1 and "".join(deltas) == "Hello from the model"
+    statuses = [u["status"] for u in editor.updates if u["kind"] == "status"]
+    assert statuses == ["running", "done"]
+
+    request = stub.requests[0]
+    assert request["model"] == "stub-model" and request["stream"] is True
+    assert request["messages"][0]["role"] == "system"
+    assert str(editor.workspace) in request["messages"][0]["content"]
+    assert request["messages"][-1] == {"role": "user", "content": "say hello"}
+    assert {t["function"]["name"] for t in request["tools"]} >= {"fs-read", "fs-list"}
+    assert stub.headers[0]["authorization"] == f"Bearer {API_KEY}"
+
+    history = await editor.history(result["session"])
+    assert [m["role"] for m in history["messages"]] == ["user", "assistant"]
+    sessions = (await editor.command("tether.sessions", {}))["sessions"]
+    assert [s["id"] for s in sessions] == [result["session"]]
+    assert sessions[0]["status"] == "done" and sessions[0]["title"] == "say hello"
+    # The key is never stored.
+    assert all(API_KEY.encode() not in f.read_bytes() for f in home.rglob("*") if f.is_file())
+
+
+async def test_tool_round_trip_sends_the_result_back(
+    start_editor: StartEditor, stub: ProviderStub
+) -> None:
+    editor = await start_editor()
+    (editor.workspace / "notes.txt").write_text("alpha\nbeta\n")
+    stub.script(tool_calls(("fs-read", {"path": "notes.txt"})), text("It says alpha, beta."))
+
+    result = await editor.run("what is in notes.txt?")
+
+    assert result["status"] == "done" and result["answer"] == "It says alpha, beta."
+    second = stub.requests[1]["messages"]
+    call = next(m for m in second if m["role"] == "assistant")["tool_calls"][0]
+    assert call["function"] == {"name": "fs-read", "arguments": json.dumps({"path": "notes.txt"})}
+    answer = next(m for m in second if m["role"] == "tool")
+    assert answer["tool_call_id"] == call["id"]
+    assert "alpha" in answer["content"] and "beta" in answer["content"]
+
+    kinds = [u["kind"] for u in editor.updates]
+    assert kinds.index("tool_call") < kinds.index("tool_result")
+    result_update = next(u for u in editor.updates if u["kind"] == "tool_result")
+    assert result_update["call_id"] == call["id"] and result_update["status"] == "ok"
+
+    messages = (await editor.history(result["session"]))["messages"]
+    assert [m["role"] for m in messages] == ["user", "assistant", "tool", "assistant"]
+    tool = messages[2]
+    assert tool["status"] == "ok" and tool["call_id"] == call["id"] and tool["tool"] == "fs-read"
+    assert tool["started_at"].endswith("Z") and tool["ended_at"] >= tool["started_at"]
+
+
+async def test_reads_see_the_editors_unsaved_text(
+    start_editor: StartEditor, stub: ProviderStub
+) -> None:
+    editor = await start_editor()
+    (editor.workspace / "draft.py").write_text("on_disk = True\n")
+    editor.open("draft.py", "in_the_buffer = True\n")
+    stub.script(tool_calls(("fs-read", {"path": "draft.py"})), text("read it"))
+
+    await editor.run("read draft.py")
+
+    answer = next(m for m in stub.requests[1]["messages"] if m["role"] == "tool")
+    assert "in_the_buffer" in answer["content"] and "on_disk" not in answer["content"]
+
+
+async def test_continuing_a_session_sends_the_whole_transcript(
+    start_editor: StartEditor, stub: ProviderStub
+) -> None:
+    editor = await start_editor()
+    stub.script(text("first answer"), text("second answer"))
+    first = await editor.run("first question")
+    second = await editor.run("second question", session=first["session"])
+
+    assert second["session"] == first["session"] and second["answer"] == "second answer"
+    contents = [m["content"] for m in stub.requests[1]["messages"][1:]]
+    assert contents == ["first question", "first answer", "second question"]
+
+
+async def test_serves_over_tcp(stub: ProviderStub, home: Path, workspace: Path) -> None:
+    import asyncio
+    import socket
+    import sys
+
+    from lsprotocol import types
+    from pytest_lsp import client_capabilities
+    from pytest_lsp.client import make_test_lsp_client
+
+    from tests.e2e.conftest import server_env
+
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    process = await asyncio.create_subprocess_exec(
+        sys.executable, "-m", "tether", "serve", "--tcp", f"127.0.0.1:{port}",
+        env=server_env(stub, home),
+    )  # fmt: skip
+    client = make_test_lsp_client()
+    try:
+        async with asyncio.timeout(15):
+            while True:
+                try:
+                    await client.start_tcp("127.0.0.1", port)
+                    break
+                except OSError:
+                    await asyncio.sleep(0.1)
+        await client.initialize_session(
+            types.InitializeParams(
+                capabilities=client_capabilities("neovim"), root_uri=workspace.as_uri()
+            )
+        )
+        stub.script(text("over tcp"))
+        result = await client.workspace_execute_command_async(
+            types.ExecuteCommandParams(command="tether.run", arguments=[{"prompt": "hi"}])
+        )
+        assert result["status"] == "done" and result["answer"] == "over tcp"
+        await client.shutdown_session()
+    finally:
+        process.kill()
+        await process.wait()
+        await client.stop()
