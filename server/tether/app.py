@@ -12,6 +12,7 @@ from tether.agent.approval import Approver
 from tether.agent.dispatch import Dispatcher
 from tether.agent.events import Updates
 from tether.agent.loop import Agent
+from tether.agent.owners import as_seen
 from tether.agent.prompt import system_prompt
 from tether.agent.turns import Turns
 from tether.config import Settings
@@ -77,7 +78,7 @@ class Tether:
         return self.turns.cancel(session)
 
     def sessions(self) -> list[SessionInfo]:
-        return self.store.sessions(self.workspace)
+        return [as_seen(info) for info in self.store.sessions(self.workspace)]
 
     def history(self, session: str) -> History:
         if not self.turns.is_running(session):

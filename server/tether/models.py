@@ -120,6 +120,7 @@ class SessionInfo(Frozen):
     status: str
     updated: str
     workspace: str = ""
+    owner: int | None = None
 
 
 class History(Frozen):

@@ -39,7 +39,8 @@ CREATE TABLE IF NOT EXISTS sessions (
     title TEXT NOT NULL,
     status TEXT NOT NULL,
     created TEXT NOT NULL,
-    updated TEXT NOT NULL
+    updated TEXT NOT NULL,
+    owner INTEGER
 );
 CREATE TABLE IF NOT EXISTS messages (
     session_id TEXT NOT NULL REFERENCES sessions(id),
@@ -117,7 +118,7 @@ class Store:
         stamp = iso(now())
         title = " ".join(title.split())[:80] or "untitled"
         self._db.execute(
-            "INSERT INTO sessions VALUES (?, ?, ?, 'idle', ?, ?)",
+            "INSERT INTO sessions VALUES (?, ?, ?, 'idle', ?, ?, NULL)",
             (session, str(workspace), title, stamp, stamp),
         )
         return session
@@ -137,10 +138,11 @@ class Store:
         rows = self._db.execute(query + " ORDER BY updated DESC", args).fetchall()
         return [_session_info(row) for row in rows]
 
-    def set_status(self, session: str, status: str) -> None:
+    def set_status(self, session: str, status: str, owner: int | None = None) -> None:
+        """``owner``: the process running the session's turn, while it runs."""
         self._db.execute(
-            "UPDATE sessions SET status = ?, updated = ? WHERE id = ?",
-            (status, iso(now()), session),
+            "UPDATE sessions SET status = ?, owner = ?, updated = ? WHERE id = ?",
+            (status, owner, iso(now()), session),
         )
 
     # -- the transcript ---------------------------------------------------------
@@ -287,6 +289,7 @@ def _session_info(row: sqlite3.Row) -> SessionInfo:
         status=row["status"],
         updated=row["updated"],
         workspace=row["workspace"],
+        owner=row["owner"],
     )
 
 

@@ -112,9 +112,14 @@ async def test_serves_over_tcp(stub: ProviderStub, home: Path, workspace: Path) 
         probe.bind(("127.0.0.1", 0))
         port = probe.getsockname()[1]
     process = await asyncio.create_subprocess_exec(
-        sys.executable, "-m", "tether", "serve", "--tcp", f"127.0.0.1:{port}",
+        sys.executable,
+        "-m",
+        "tether",
+        "serve",
+        "--tcp",
+        f"127.0.0.1:{port}",
         env=server_env(stub, home),
-    )  # fmt: skip
+    )
     client = make_test_lsp_client()
     try:
         async with asyncio.timeout(15):

@@ -40,10 +40,18 @@ def test_transcript_reads_back_in_call_order_whatever_the_completion_order(store
     for idx in (2, 0, 1):  # completion order differs from call order
         store.mark_started(session, seq, idx, t0)
         store.record_result(
-            session, seq, idx,
-            ToolResult(call_id=f"c{idx}", tool="fs-read", status="ok", content=str(idx),
-                       started_at=t0, ended_at=t0 + timedelta(seconds=1)),
-        )  # fmt: skip
+            session,
+            seq,
+            idx,
+            ToolResult(
+                call_id=f"c{idx}",
+                tool="fs-read",
+                status="ok",
+                content=str(idx),
+                started_at=t0,
+                ended_at=t0 + timedelta(seconds=1),
+            ),
+        )
 
     messages = store.load(session)
 
@@ -91,10 +99,18 @@ def test_stats_give_the_union_of_spans_and_their_sum(store: Store) -> None:
     spans = [(0.0, 2.0), (1.0, 3.0), (5.0, 6.0)]  # two overlap, one stands apart
     for idx, (start, end) in enumerate(spans):
         store.record_result(
-            session, seq, idx,
-            ToolResult(call_id=f"c{idx}", tool="fs-read", status="ok", content="",
-                       started_at=t0 + timedelta(seconds=start), ended_at=t0 + timedelta(seconds=end)),
-        )  # fmt: skip
+            session,
+            seq,
+            idx,
+            ToolResult(
+                call_id=f"c{idx}",
+                tool="fs-read",
+                status="ok",
+                content="",
+                started_at=t0 + timedelta(seconds=start),
+                ended_at=t0 + timedelta(seconds=end),
+            ),
+        )
     stats = store.stats(session)
     assert stats.tool_calls == 3
     assert stats.tool_time_s == pytest.approx(4.0)

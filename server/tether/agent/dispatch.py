@@ -57,8 +57,9 @@ class Call:
     started_at: datetime | None = None
 
     def pending(self, ctx: ToolContext) -> PendingCall:
-        valid = self.tool is not None and self.params is not None
-        summary = self.tool.summary(self.params, ctx) if valid else self.call.name
+        summary = self.call.name
+        if self.tool is not None and self.params is not None:
+            summary = self.tool.summary(self.params, ctx)
         return PendingCall(
             call_id=self.call.id,
             tool=self.call.name,

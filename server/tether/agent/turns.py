@@ -8,9 +8,11 @@ result instead of tearing down the request that awaits it.
 from __future__ import annotations
 
 import asyncio
+import os
 
 from tether.agent.events import StatusUpdate, Updates
 from tether.agent.loop import Agent
+from tether.agent.owners import running_elsewhere
 from tether.errors import ConfigError, ProviderError, SessionBusy
 from tether.models import TurnResult
 from tether.store import Store
@@ -27,7 +29,7 @@ class Turns:
     def open(self, session: str) -> str:
         """An existing session, made whole: calls a dead server left unanswered are answered."""
         info = self.store.session(session)  # raises UnknownSession
-        if session in self.running:
+        if session in self.running or running_elsewhere(info):
             raise SessionBusy(session)
         repaired = self.store.repair(session)
         if repaired or info.status == "running":
@@ -43,7 +45,7 @@ class Turns:
         return await task
 
     async def _turn(self, agent: Agent, session: str, prompt: str, updates: Updates) -> TurnResult:
-        self.store.set_status(session, "running")
+        self.store.set_status(session, "running", owner=os.getpid())
         updates.send(StatusUpdate(session=session, status="running"))
         try:
             result = await agent.run_turn(session, prompt, updates)

@@ -26,7 +26,8 @@ def json_rpc_errors(argument: type[A]) -> Callable[[Handler[A]], Callable[..., A
     """
 
     def wrap(handler: Handler[A]) -> Callable[..., Awaitable[Any]]:
-        @functools.wraps(handler)
+        # Not the handler's annotations or signature: pygls would structure arguments by them.
+        @functools.wraps(handler, assigned=("__module__", "__name__", "__qualname__", "__doc__"))
         async def command(ls: Any, *args: Any) -> Any:
             if len(args) != 1 or not isinstance(args[0], dict):
                 raise JsonRpcInvalidParams(
@@ -43,7 +44,6 @@ def json_rpc_errors(argument: type[A]) -> Callable[[Handler[A]], Callable[..., A
                 raise JsonRpcInternalError(message=str(exc)) from None
             return result.model_dump(mode="json", exclude_none=True)
 
-        # pygls reads the signature to structure arguments: keep them raw.
         del command.__wrapped__
         return command
 

@@ -1,0 +1,16 @@
+"""The tools the model is given; ``builtin_tools`` lists the read-only ones."""
+
+from __future__ import annotations
+
+from tether.tools.base import Tool
+from tether.tools.fs_find import FsFind
+from tether.tools.fs_list import FsList
+from tether.tools.fs_read import FsRead
+from tether.tools.git import GitDiff, GitHead, GitStatus
+from tether.tools.index_grep import IndexGrep
+from tether.tools.outline import Outline
+
+
+def builtin_tools() -> list[Tool]:
+    """One of each read-only tool, in the contract's order."""
+    return [FsRead(), FsList(), FsFind(), IndexGrep(), Outline(), GitStatus(), GitDiff(), GitHead()]

@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 import asyncio
+import re
 from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict, Field
 
 from tether.errors import ToolError
 from tether.tools.base import ToolContext
-from tether.tools.files import Glob, reads_inside, resolve, shown, walk
+from tether.tools.files import reads_inside, resolve, shown, walk
 
 MAX_MATCHES = 1000
 
@@ -38,7 +39,7 @@ class FsFind:
         "matched against the path relative to the workspace root or to `path`. Skips what "
         f".gitignore ignores and the .git directory. At most {MAX_MATCHES} results."
     )
-    params = FsFindParams
+    params: type[BaseModel] = FsFindParams
 
     def read_only(self, params: FsFindParams, ctx: ToolContext) -> bool:
         return reads_inside(ctx, params.path)
@@ -66,10 +67,75 @@ class FsFind:
 def _find(ctx: ToolContext, top: Path, glob: Glob) -> list[str]:
     found: list[str] = []
     for entry in walk(ctx.workspace, top):
-        from_top = entry.path.relative_to(top).as_posix()
-        from_root = ctx.relative(entry.path)
-        if glob.matches(from_root) or glob.matches(from_top):
-            found.append(from_root + ("/" if entry.is_dir else ""))
+        if glob.finds(ctx, top, entry.path):
+            found.append(ctx.relative(entry.path) + ("/" if entry.is_dir else ""))
             if len(found) > MAX_MATCHES:
                 break
     return found
+
+
+class Glob:
+    """``**/*.py``, ``src/*.ts``, ``*.{js,ts}``: a pattern without "/" matches base names."""
+
+    def __init__(self, pattern: str) -> None:
+        self.pattern = pattern.strip().removeprefix("./").lstrip("/")
+        self.anchored = "/" in self.pattern
+        try:
+            self._regex = re.compile(_translate(self.pattern))
+        except (re.error, ValueError) as exc:
+            raise ToolError(f"invalid glob {pattern!r}: {exc}") from None
+
+    def matches(self, rel: str) -> bool:
+        subject = rel if self.anchored else rel.rpartition("/")[2]
+        return self._regex.fullmatch(subject) is not None
+
+    def finds(self, ctx: ToolContext, top: Path, path: Path) -> bool:
+        """Whether a search of ``top`` finds ``path``: its path from the root or from ``top``."""
+        below = path.relative_to(top).as_posix() if path != top else path.name
+        return self.matches(ctx.relative(path)) or self.matches(below)
+
+    def name_part(self) -> str | None:
+        """A glob every matching base name satisfies, if the pattern has one."""
+        last = self.pattern.rpartition("/")[2]
+        if not last or "**" in last or last.count("{") != last.count("}"):
+            return None
+        return last
+
+
+def _translate(glob: str) -> str:
+    out: list[str] = []
+    braces = 0
+    i = 0
+    while i < len(glob):
+        char = glob[i]
+        if glob.startswith("**/", i):
+            out.append("(?:.*/)?")
+            i += 3
+            continue
+        if glob.startswith("**", i):
+            out.append(".*")
+            i += 2
+            continue
+        if char == "[" and (end := glob.find("]", i + 2)) != -1:
+            body = glob[i + 1 : end].replace("\\", "\\\\")
+            out.append("[" + ("^" + body[1:] if body.startswith("!") else body) + "]")
+            i = end + 1
+            continue
+        if char == "*":
+            out.append("[^/]*")
+        elif char == "?":
+            out.append("[^/]")
+        elif char == "{":
+            out.append("(?:")
+            braces += 1
+        elif char == "}" and braces:
+            out.append(")")
+            braces -= 1
+        elif char == "," and braces:
+            out.append("|")
+        else:
+            out.append(re.escape(char))
+        i += 1
+    if braces:
+        raise ValueError("unclosed '{'")
+    return "".join(out)

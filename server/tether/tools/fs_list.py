@@ -35,7 +35,7 @@ class FsList:
         "not entered. Files ignored by .gitignore and the .git directory are left out. At most "
         f"{MAX_ENTRIES} entries; list a subdirectory or lower the depth for more."
     )
-    params = FsListParams
+    params: type[BaseModel] = FsListParams
 
     def read_only(self, params: FsListParams, ctx: ToolContext) -> bool:
         return reads_inside(ctx, params.path)

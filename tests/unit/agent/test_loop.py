@@ -8,6 +8,7 @@ from typing import Any
 
 import pytest
 
+from tests.support.scripted import EchoTool, ScriptedProvider, WriteTool, reply
 from tether.agent.approval import Allow, Decision, Deny
 from tether.agent.dispatch import Dispatcher
 from tether.agent.events import Update
@@ -18,7 +19,6 @@ from tether.errors import ProviderError, SessionBusy
 from tether.models import PendingCall, ToolMessage, TurnResult, UserMessage
 from tether.store import Store
 from tether.tools.base import NoDocuments, ToolContext
-from tests.support.scripted import EchoTool, ScriptedProvider, WriteTool, reply
 
 
 class Recorder:

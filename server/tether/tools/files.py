@@ -1,0 +1,239 @@
+"""What the read-only tools share: paths, text with live buffers first, a .gitignore-aware walk.
+
+The walk is the reference for what "a file of the workspace" means; ripgrep is
+run with flags that make it agree (see ``index_grep``): hidden files are seen,
+``.git/`` never is, symbolic links are listed but not followed, and the
+``.gitignore`` files at every level plus ``.git/info/exclude`` are honoured
+whether or not the workspace is a git repository.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import stat
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+from pathspec import GitIgnoreSpec
+
+from tether.errors import ToolError
+from tether.tools.base import ToolContext
+
+MAX_FILE_BYTES = 20 * 1024 * 1024
+SNIFF_BYTES = 8192
+
+
+def resolve(ctx: ToolContext, raw: str) -> Path:
+    try:
+        return ctx.resolve(raw)
+    except (OSError, RuntimeError) as exc:  # RuntimeError: a symlink loop on Python 3.11
+        raise ToolError(f"cannot resolve path {raw!r}: {exc}") from exc
+
+
+def reads_inside(ctx: ToolContext, raw: str) -> bool:
+    """The ``read_only`` verdict for a path argument: does it resolve inside the workspace?"""
+    try:
+        return ctx.inside(resolve(ctx, raw))
+    except ToolError:
+        return True  # nothing can be read through a bad path; run() reports it
+
+
+def shown(ctx: ToolContext, raw: str) -> str:
+    """A path as a summary shows it; never raises."""
+    try:
+        return ctx.relative(resolve(ctx, raw))
+    except ToolError:
+        return raw
+
+
+def read_text(ctx: ToolContext, path: Path) -> str:
+    """The editor's live text when the document is open, else the file on disk."""
+    live = ctx.documents.live_text(path)
+    return live if live is not None else read_disk(ctx, path)
+
+
+async def load_text(ctx: ToolContext, path: Path) -> str:
+    """``read_text`` that asks the editor on the loop and reads the disk in a thread."""
+    live = ctx.documents.live_text(path)
+    return live if live is not None else await asyncio.to_thread(read_disk, ctx, path)
+
+
+def check_file(ctx: ToolContext, path: Path) -> int:
+    """The size of a readable regular file; a ToolError the model can act on otherwise."""
+    name = ctx.relative(path)
+    try:
+        info = path.stat()
+    except FileNotFoundError:
+        raise ToolError(f"no such file: {name}") from None
+    except OSError as exc:
+        raise ToolError(f"cannot read {name}: {exc.strerror}") from None
+    if stat.S_ISDIR(info.st_mode):
+        raise ToolError(f"{name} is a directory; fs-list shows what it holds")
+    return info.st_size
+
+
+def read_disk(ctx: ToolContext, path: Path) -> str:
+    name = ctx.relative(path)
+    size = check_file(ctx, path)
+    if size > MAX_FILE_BYTES:
+        raise ToolError(
+            f"{name} is too large ({size / 2**20:.1f} MB; the limit is "
+            f"{MAX_FILE_BYTES // 2**20} MB): fs-read it in parts with offset/limit, "
+            "or search it with index-grep"
+        )
+    try:
+        data = path.read_bytes()
+    except OSError as exc:
+        raise ToolError(f"cannot read {name}: {exc.strerror}") from None
+    return decode(name, data)
+
+
+def refuse_binary(name: str, head: bytes) -> None:
+    if b"\0" in head[:SNIFF_BYTES]:
+        raise ToolError(f"{name} is a binary file; only text files can be read")
+
+
+def decode(name: str, data: bytes) -> str:
+    refuse_binary(name, data)
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError:
+        raise ToolError(f"{name} is not UTF-8 text; only text files can be read") from None
+
+
+def split_lines(text: str) -> list[str]:
+    """Lines as editors and ripgrep number them: split on \\n, a trailing \\r dropped."""
+    lines = text.split("\n")
+    if lines[-1] == "":
+        lines.pop()
+    return [line.removesuffix("\r") for line in lines]
+
+
+# --- .gitignore ---------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Ignores:
+    """The ignore files in force at one directory, shallowest first."""
+
+    rules: tuple[tuple[Path, GitIgnoreSpec], ...] = ()
+
+    def ignored(self, path: Path, is_dir: bool) -> bool:
+        verdict = False
+        for base, spec in self.rules:
+            rel = path.relative_to(base).as_posix() + ("/" if is_dir else "")
+            # Deeper files override shallower ones, as in git ("!keep.log" below "*.log").
+            if (include := spec.check_file(rel).include) is not None:
+                verdict = include
+        return verdict
+
+    def descend(self, directory: Path) -> Ignores:
+        spec = _load(directory / ".gitignore")
+        return Ignores((*self.rules, (directory, spec))) if spec else self
+
+
+def _load(file: Path) -> GitIgnoreSpec | None:
+    try:
+        lines = file.read_text(encoding="utf-8", errors="replace").splitlines()
+    except OSError:
+        return None
+    spec = GitIgnoreSpec.from_lines(lines)
+    return spec if any(pattern.include is not None for pattern in spec.patterns) else None
+
+
+def ignores_above(root: Path, top: Path) -> Ignores:
+    """The rules that apply inside ``top``, from the workspace ``root`` down to it.
+
+    A directory named explicitly is walked even when it is ignored itself (as
+    ripgrep searches a path it is given): then only the rules inside it count.
+    """
+    if not (top == root or top.is_relative_to(root)):
+        return Ignores()
+    exclude = _load(root / ".git" / "info" / "exclude")
+    ignores = Ignores(((root, exclude),)) if exclude else Ignores()
+    if top != root:
+        above = reversed(top.relative_to(root).parents[:-1])
+        for directory in [root, *(root / part for part in above)]:
+            ignores = ignores.descend(directory)
+    if top != root and ignores.ignored(top, is_dir=True):
+        return Ignores()
+    return ignores
+
+
+def excluded(root: Path, top: Path, path: Path) -> bool:
+    """Whether a walk of ``top`` would leave out ``path`` (an open document, say)."""
+    if path == top:
+        return False
+    rel = path.relative_to(top)
+    if ".git" in rel.parts:
+        return True
+    ignores = ignores_above(root, top).descend(top)
+    here = top
+    for part in rel.parts[:-1]:
+        here = here / part
+        if ignores.ignored(here, is_dir=True):
+            return True
+        ignores = ignores.descend(here)
+    return ignores.ignored(path, is_dir=False)
+
+
+@dataclass(frozen=True)
+class Entry:
+    path: Path
+    is_dir: bool
+    is_link: bool
+    depth: int
+
+
+def walk(root: Path, top: Path, max_depth: int | None = None) -> Iterator[Entry]:
+    """Everything under ``top`` that git would not ignore, in sorted tree order.
+
+    ``.git`` is never entered; symbolic links are yielded but not followed.
+    """
+    yield from _walk(top, ignores_above(root, top), 1, max_depth)
+
+
+def walk_files(root: Path, top: Path) -> Iterator[Path]:
+    """The files a search of ``top`` reads: ``top`` itself when it is a file."""
+    if top.is_file():
+        yield top
+    else:
+        yield from (e.path for e in walk(root, top) if not e.is_dir and not e.is_link)
+
+
+def disk_lines(path: Path) -> Iterator[str]:
+    """A file's lines decoded leniently, as ripgrep reads them; none for a binary file."""
+    try:
+        with path.open("rb") as stream:
+            if b"\0" in stream.read(SNIFF_BYTES):
+                return
+            stream.seek(0)
+            for raw in stream:
+                yield raw.decode(errors="replace").removesuffix("\n").removesuffix("\r")
+    except OSError:
+        return
+
+
+def _walk(directory: Path, ignores: Ignores, depth: int, max_depth: int | None) -> Iterator[Entry]:
+    ignores = ignores.descend(directory)
+    try:
+        with os.scandir(directory) as scan:
+            found = sorted(scan, key=lambda entry: entry.name)
+    except OSError:
+        return  # an unreadable directory is skipped, as ripgrep skips it
+    for item in found:
+        if item.name == ".git":
+            continue
+        path = Path(item.path)
+        is_link = item.is_symlink()
+        try:
+            is_dir = item.is_dir()
+        except OSError:
+            is_dir = False
+        if ignores.ignored(path, is_dir):
+            continue
+        yield Entry(path, is_dir, is_link, depth)
+        if is_dir and not is_link and (max_depth is None or depth < max_depth):
+            yield from _walk(path, ignores, depth + 1, max_depth)

@@ -1,0 +1,186 @@
+"""``git-status``, ``git-diff``, ``git-head``: the git CLI, read-only, in the workspace."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+from dataclasses import dataclass
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator
+
+from tether.errors import ToolError
+from tether.tools.base import ToolContext
+from tether.tools.files import reads_inside
+
+_ENV = {
+    "GIT_TERMINAL_PROMPT": "0",  # never wait on a credential prompt nobody can answer
+    "LC_ALL": "C",  # messages we recognise, in English
+    "GIT_OPTIONAL_LOCKS": "0",  # a read must not take index.lock from the person's own git
+    "GIT_LITERAL_PATHSPECS": "1",  # a path is a path, not a pattern or ":(magic)"
+    "GIT_PAGER": "cat",
+}
+# Plain text whatever the person's config says: no colour, no octal-quoted names.
+_CONFIG = ("-c", "color.ui=false", "-c", "core.quotepath=off", "-c", "log.showSignature=false")
+
+
+@dataclass(frozen=True)
+class _Run:
+    out: str
+    err: str
+    code: int
+    cut: bool
+
+
+async def _git(ctx: ToolContext, *args: str) -> _Run:
+    try:
+        proc = await asyncio.create_subprocess_exec(
+            *("git", "--no-pager", *_CONFIG, *args),
+            cwd=ctx.workspace,
+            env={**os.environ, **_ENV},
+            stdin=asyncio.subprocess.DEVNULL,
+            stdout=asyncio.subprocess.PIPE,
+            stderr=asyncio.subprocess.PIPE,
+        )
+    except FileNotFoundError:
+        raise ToolError("cannot run git: is it installed?") from None
+    assert proc.stdout is not None and proc.stderr is not None
+    cap = ctx.settings.max_read_bytes
+    errors = asyncio.ensure_future(proc.stderr.read())
+    try:
+        try:
+            out = await proc.stdout.readexactly(cap + 1)
+        except asyncio.IncompleteReadError as exc:  # the usual case: git ended first
+            out = exc.partial
+        if cut := len(out) > cap:
+            proc.kill()  # the rest would not be shown; do not wait for git to write it
+        await proc.wait()
+    finally:
+        if proc.returncode is None:
+            proc.kill()
+            await proc.wait()
+        text = (await errors).decode(errors="replace").strip()
+    if "not a git repository" in text.lower():  # "Not a ..." from git diff
+        raise ToolError("the workspace is not a git repository")
+    code = await proc.wait()  # already exited: this only reads the status
+    return _Run(out[:cap].decode(errors="replace"), text, code, cut)
+
+
+def _checked(run: _Run, what: str, narrow: str = "") -> str:
+    if run.code != 0 and not run.cut:
+        raise ToolError(f"{what} failed: {run.err}")
+    if run.cut:
+        return f"{run.out}\n[output cut at {len(run.out)} characters{narrow}]"
+    return run.out.rstrip("\n")
+
+
+class NoParams(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class GitStatus:
+    name = "git-status"
+    description = (
+        "Show the workspace's git status in short form: a '## branch...upstream' line, then "
+        "one line per changed path as 'XY path' (X = staged, Y = unstaged; M modified, "
+        "A added, D deleted, R renamed, ?? untracked)."
+    )
+    params: type[BaseModel] = NoParams
+
+    def read_only(self, params: NoParams, ctx: ToolContext) -> bool:
+        return True
+
+    def summary(self, params: NoParams, ctx: ToolContext) -> str:
+        return "git status"
+
+    async def run(self, params: NoParams, ctx: ToolContext) -> str:
+        out = _checked(await _git(ctx, "status", "--short", "--branch"), "git status")
+        if "\n" not in out:
+            out += "\nnothing to commit, working tree clean"
+        return out
+
+
+class GitDiffParams(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    path: str | None = Field(default=None, description="Only changes to this file or directory.")
+    staged: bool = Field(
+        default=False, description="Staged changes (index against the commit) instead."
+    )
+    rev: str | None = Field(
+        default=None,
+        description=(
+            "Compare against this commit ('HEAD', 'main', 'HEAD~3', 'abc123'), or give a "
+            "range ('main..HEAD') to see what those commits changed."
+        ),
+    )
+
+    @field_validator("rev")
+    @classmethod
+    def _no_options(cls, rev: str | None) -> str | None:
+        if rev is not None and (not rev.strip() or rev.startswith("-")):
+            raise ValueError("rev must name a revision and must not start with '-'")
+        return rev
+
+
+class GitDiff:
+    name = "git-diff"
+    description = (
+        "Show a unified diff. By default the unstaged changes (working tree against the "
+        "index); `staged` shows what is staged; `rev` compares the working tree (or, with "
+        "`staged`, the index) against that commit, or shows a range such as 'main..HEAD'. "
+        "Untracked files are not in diffs: git-status lists them. Long diffs are cut; narrow "
+        "them with `path`."
+    )
+    params: type[BaseModel] = GitDiffParams
+
+    def read_only(self, params: GitDiffParams, ctx: ToolContext) -> bool:
+        return params.path is None or reads_inside(ctx, params.path)
+
+    def summary(self, params: GitDiffParams, ctx: ToolContext) -> str:
+        words = ["git diff", "--cached" if params.staged else "", params.rev or ""]
+        words += ["--", params.path] if params.path else []
+        return " ".join(word for word in words if word)
+
+    @staticmethod
+    def _args(params: GitDiffParams) -> list[str]:
+        args = ["diff", "--no-ext-diff"]
+        if params.staged:
+            args.append("--cached")
+        if params.rev:
+            args += ["--end-of-options", params.rev]
+        return [*args, "--", *([params.path] if params.path else [])]
+
+    async def run(self, params: GitDiffParams, ctx: ToolContext) -> str:
+        out = _checked(await _git(ctx, *self._args(params)), "git diff", "; narrow it with a path")
+        if out:
+            return out
+        what = "staged changes" if params.staged else "unstaged changes"
+        if params.rev:
+            what = f"changes against {params.rev}" + (" in the index" if params.staged else "")
+        return f"no {what}" + (f" in {params.path}" if params.path else "")
+
+
+class GitHead:
+    name = "git-head"
+    description = (
+        "Show the current commit: its hash, the branch checked out (or 'detached'), and "
+        "the commit's subject line."
+    )
+    params: type[BaseModel] = NoParams
+
+    def read_only(self, params: NoParams, ctx: ToolContext) -> bool:
+        return True
+
+    def summary(self, params: NoParams, ctx: ToolContext) -> str:
+        return "git head"
+
+    async def run(self, params: NoParams, ctx: ToolContext) -> str:
+        log, ref = await asyncio.gather(
+            _git(ctx, "log", "-1", "--format=%H%x00%s"),
+            _git(ctx, "symbolic-ref", "--short", "-q", "HEAD"),
+        )
+        branch = ref.out.strip() if ref.code == 0 else "detached"
+        if log.code != 0 and "does not have any commits" in log.err:
+            return f"commit: none (the repository has no commits yet)\nbranch: {branch}"
+        commit, _, subject = _checked(log, "git log").partition("\0")
+        return f"commit: {commit}\nbranch: {branch}\nsubject: {subject}"

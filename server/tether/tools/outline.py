@@ -1,0 +1,212 @@
+"""``outline``: a source file's classes, functions and methods, with their lines, by tree-sitter."""
+
+from __future__ import annotations
+
+import asyncio
+import importlib
+from collections.abc import Callable
+from dataclasses import dataclass
+from functools import cache
+
+from pydantic import BaseModel, ConfigDict, Field
+from tree_sitter import Language, Node, Parser
+
+from tether.errors import ToolError
+from tether.tools.base import ToolContext
+from tether.tools.files import load_text, reads_inside, resolve, shown
+
+# extension -> (grammar module, its language function, the node table below)
+_GRAMMARS = {
+    ".py": ("tree_sitter_python", "language", "python"),
+    ".pyi": ("tree_sitter_python", "language", "python"),
+    ".js": ("tree_sitter_javascript", "language", "javascript"),
+    ".mjs": ("tree_sitter_javascript", "language", "javascript"),
+    ".cjs": ("tree_sitter_javascript", "language", "javascript"),
+    ".jsx": ("tree_sitter_javascript", "language", "javascript"),
+    ".ts": ("tree_sitter_typescript", "language_typescript", "typescript"),
+    ".tsx": ("tree_sitter_typescript", "language_tsx", "typescript"),
+    ".go": ("tree_sitter_go", "language", "go"),
+    ".rs": ("tree_sitter_rust", "language", "rust"),
+}
+
+Label = Callable[[Node], "str | None"]
+
+
+def _text(node: Node | None) -> str:
+    return node.text.decode(errors="replace") if node is not None and node.text else "?"
+
+
+def _named(keyword: str) -> Label:
+    return lambda node: f"{keyword} {_text(node.child_by_field_name('name'))}"
+
+
+def _python_def(node: Node) -> str:
+    keyword = "async def" if any(c.type == "async" for c in node.children) else "def"
+    return f"{keyword} {_text(node.child_by_field_name('name'))}"
+
+
+def _js_method(node: Node) -> str:
+    mods = [c.type for c in node.children if c.type in ("static", "async", "get", "set")]
+    kind = " ".join(mods) if {"get", "set"} & set(mods) else " ".join([*mods, "method"])
+    return f"{kind} {_text(node.child_by_field_name('name'))}"
+
+
+def _js_bound_function(node: Node) -> str | None:
+    """``const f = () => ...``, ``handler = function () {...}``: a function by another name."""
+    value = node.child_by_field_name("value")
+    functions = ("arrow_function", "function_expression", "function", "generator_function")
+    if value is None or value.type not in functions:
+        return None
+    name = node.child_by_field_name("name") or node.child_by_field_name("property")
+    return f"{'method' if node.type == 'field_definition' else 'function'} {_text(name)}"
+
+
+def _go_method(node: Node) -> str:
+    receiver = _text(node.child_by_field_name("receiver"))
+    return f"func {receiver} {_text(node.child_by_field_name('name'))}"
+
+
+def _go_type(node: Node) -> str:
+    kind = node.child_by_field_name("type")
+    suffix = {"struct_type": " struct", "interface_type": " interface"}.get(
+        kind.type if kind else ""
+    )
+    return f"type {_text(node.child_by_field_name('name'))}{suffix or ''}"
+
+
+def _rust_impl(node: Node) -> str:
+    trait = node.child_by_field_name("trait")
+    target = _text(node.child_by_field_name("type"))
+    return f"impl {_text(trait)} for {target}" if trait else f"impl {target}"
+
+
+@dataclass(frozen=True)
+class _Kind:
+    label: Label
+    container: bool = False  # its members are listed beneath it
+
+
+_JS: dict[str, _Kind] = {
+    "class_declaration": _Kind(_named("class"), container=True),
+    "function_declaration": _Kind(_named("function")),
+    "generator_function_declaration": _Kind(_named("function*")),
+    "method_definition": _Kind(_js_method),
+    "variable_declarator": _Kind(_js_bound_function),
+    "field_definition": _Kind(_js_bound_function),
+}
+_TABLES: dict[str, dict[str, _Kind]] = {
+    "python": {
+        "class_definition": _Kind(_named("class"), container=True),
+        "function_definition": _Kind(_python_def),
+    },
+    "javascript": _JS,
+    "typescript": {
+        **_JS,
+        "abstract_class_declaration": _Kind(_named("abstract class"), container=True),
+        "interface_declaration": _Kind(_named("interface")),
+        "type_alias_declaration": _Kind(_named("type")),
+        "enum_declaration": _Kind(_named("enum")),
+        "internal_module": _Kind(_named("namespace"), container=True),
+        "module": _Kind(_named("module"), container=True),
+        "abstract_method_signature": _Kind(_named("abstract method")),
+        "function_signature": _Kind(_named("function")),
+    },
+    "go": {
+        "function_declaration": _Kind(_named("func")),
+        "method_declaration": _Kind(_go_method),
+        "type_spec": _Kind(_go_type),
+        "type_alias": _Kind(_named("type")),
+    },
+    "rust": {
+        "function_item": _Kind(_named("fn")),
+        "function_signature_item": _Kind(_named("fn")),
+        "struct_item": _Kind(_named("struct")),
+        "enum_item": _Kind(_named("enum")),
+        "union_item": _Kind(_named("union")),
+        "type_item": _Kind(_named("type")),
+        "trait_item": _Kind(_named("trait"), container=True),
+        "impl_item": _Kind(_rust_impl, container=True),
+        "mod_item": _Kind(_named("mod"), container=True),
+        "macro_definition": _Kind(_named("macro_rules!")),
+    },
+}
+# Function bodies and values are not searched: their insides are not the file's outline.
+_OPAQUE = {"lambda", "arrow_function", "function_expression", "function", "generator_function"}
+# A wrapper's first line (decorators, "export", "const") is where its definition starts.
+_WRAPPERS = {"decorated_definition", "export_statement", "lexical_declaration"}
+_WRAPPERS |= {"variable_declaration", "type_declaration"}
+
+
+@cache
+def _language(module: str, function: str) -> Language:
+    # Imported on first use: a grammar costs start-up time most sessions never need.
+    return Language(getattr(importlib.import_module(module), function)())
+
+
+class OutlineParams(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    path: str = Field(description="The source file, relative to the workspace root.")
+
+
+class Outline:
+    name = "outline"
+    description = (
+        "Outline a source file: its classes, functions and methods (and structs, enums, "
+        "traits, impls, interfaces, types) with their 1-based line ranges, members indented "
+        "under their class, one per line as 'class Foo  (lines 3-20)'. Reads the editor's "
+        "unsaved text. Supports " + ", ".join(_GRAMMARS) + ". Use it to find what to fs-read."
+    )
+    params: type[BaseModel] = OutlineParams
+
+    def read_only(self, params: OutlineParams, ctx: ToolContext) -> bool:
+        return reads_inside(ctx, params.path)
+
+    def summary(self, params: OutlineParams, ctx: ToolContext) -> str:
+        return f"outline {shown(ctx, params.path)}"
+
+    async def run(self, params: OutlineParams, ctx: ToolContext) -> str:
+        path = resolve(ctx, params.path)
+        name = ctx.relative(path)
+        grammar = _GRAMMARS.get(path.suffix.lower())
+        if grammar is None:
+            supported = ", ".join(_GRAMMARS)
+            raise ToolError(f"outline does not know {name}'s language; it reads {supported}")
+        text = await load_text(ctx, path)
+        lines = await asyncio.to_thread(_outline, text, grammar)
+        if not lines:
+            return f"{name} defines no functions or classes"
+        out = "\n".join(lines)
+        budget = ctx.settings.max_read_bytes
+        if len(out) > budget:
+            out = out[: out.rfind("\n", 0, budget)] + "\n[outline cut; fs-read the file in parts]"
+        return out
+
+
+def _outline(text: str, grammar: tuple[str, str, str]) -> list[str]:
+    module, function, table = grammar
+    tree = Parser(_language(module, function)).parse(text.encode())
+    lines: list[str] = []
+    _visit(tree.root_node, _TABLES[table], 0, None, lines)
+    if lines and tree.root_node.has_error:
+        lines.append("[the file has syntax errors; the outline may be incomplete]")
+    return lines
+
+
+def _visit(
+    node: Node, table: dict[str, _Kind], depth: int, start: int | None, out: list[str]
+) -> None:
+    for child in node.named_children:
+        first = child.start_point.row if start is None else start
+        kind = table.get(child.type)
+        label = kind.label(child) if kind else None
+        if kind is None or label is None:
+            if child.type not in _OPAQUE:
+                wrapped = first if child.type in _WRAPPERS else None
+                _visit(child, table, depth, wrapped, out)
+            continue
+        last = child.end_point.row - (child.end_point.column == 0 and child.end_point.row > first)
+        span = f"line {first + 1}" if last == first else f"lines {first + 1}-{last + 1}"
+        out.append(f"{'  ' * depth}{label}  ({span})")
+        if kind.container:
+            _visit(child, table, depth + 1, None, out)

@@ -1,0 +1,110 @@
+"""Helpers shared by the tool tests: a workspace context, editor buffers, real git repos."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import subprocess
+from pathlib import Path
+from typing import Any
+
+from tether.config import ToolsSettings
+from tether.tools.base import Documents, NoDocuments, Tool, ToolContext
+
+
+class Buffers:
+    """The editor's open documents, as a dict of path -> unsaved text."""
+
+    def __init__(self, texts: dict[Path, str] | None = None) -> None:
+        self.texts = dict(texts or {})
+
+    def live_text(self, path: Path) -> str | None:
+        return self.texts.get(path)
+
+    def open_paths(self) -> list[Path]:
+        return list(self.texts)
+
+
+def context(
+    workspace: Path, documents: Documents | None = None, max_read_bytes: int = 100_000
+) -> ToolContext:
+    return ToolContext(
+        workspace=workspace.resolve(),
+        documents=documents or NoDocuments(),
+        settings=ToolsSettings(max_read_bytes=max_read_bytes),
+    )
+
+
+def write(root: Path, rel: str, content: str | bytes) -> Path:
+    path = root / rel
+    path.parent.mkdir(parents=True, exist_ok=True)
+    if isinstance(content, bytes):
+        path.write_bytes(content)
+    else:
+        path.write_text(content, encoding="utf-8")
+    return path
+
+
+async def call(tool: Tool, ctx: ToolContext, **arguments: Any) -> str:
+    return await tool.run(tool.params.model_validate(arguments), ctx)
+
+
+def read_only(tool: Tool, ctx: ToolContext, **arguments: Any) -> bool:
+    return tool.read_only(tool.params.model_validate(arguments), ctx)
+
+
+def summary(tool: Tool, ctx: ToolContext, **arguments: Any) -> str:
+    return tool.summary(tool.params.model_validate(arguments), ctx)
+
+
+def git(repo: Path, *args: str) -> str:
+    config = ["-c", "user.name=Test", "-c", "user.email=test@example.com"]
+    config += ["-c", "commit.gpgsign=false", "-c", "init.defaultBranch=main"]
+    done = subprocess.run(
+        ["git", *config, *args], cwd=repo, check=True, capture_output=True, text=True
+    )
+    return done.stdout
+
+
+def init_repo(repo: Path) -> Path:
+    repo.mkdir(parents=True, exist_ok=True)
+    git(repo, "init", "-q")
+    return repo.resolve()
+
+
+def sleeper(path: Path) -> tuple[Path, Path]:
+    """An executable at ``path`` that records its pid, then sleeps: a hung subprocess."""
+    pid_file = path.parent / f"{path.name}.pid"
+    write(path.parent, path.name, f"#!/bin/sh\necho $$ > {pid_file}\nexec sleep 30\n").chmod(0o755)
+    return path, pid_file
+
+
+def recorded_pid(pid_file: Path) -> int | None:
+    try:
+        return int(pid_file.read_text())
+    except (FileNotFoundError, ValueError):
+        return None  # not started yet, or half written
+
+
+async def cancel_once_started(task: asyncio.Future[str], pid_file: Path) -> int:
+    """Cancel ``task`` once its subprocess is running; the subprocess's pid."""
+    for _ in range(500):
+        if (pid := recorded_pid(pid_file)) is not None:
+            break
+        await asyncio.sleep(0.01)
+    else:
+        raise AssertionError("the subprocess never started")
+    task.cancel()
+    try:
+        await task
+    except asyncio.CancelledError:
+        return pid
+    raise AssertionError("the call finished instead of being cancelled")
+
+
+def gone(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return True
+    return False

@@ -1,0 +1,208 @@
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.unit.tools import (
+    Buffers,
+    call,
+    cancel_once_started,
+    context,
+    gone,
+    init_repo,
+    sleeper,
+    summary,
+    write,
+)
+from tether.errors import ToolError
+from tether.tools.base import ToolContext
+from tether.tools.index_grep import MAX_LINE_CHARS, IndexGrep, find_rg
+
+RG = IndexGrep()
+PYTHON = IndexGrep(rg=lambda: None)  # the fallback: no ripgrep on this machine
+
+
+@pytest.fixture(params=["rg", "python"])
+def grep(request: pytest.FixtureRequest) -> IndexGrep:
+    return RG if request.param == "rg" else PYTHON
+
+
+@pytest.fixture
+def tree(tmp_path: Path) -> Path:
+    ws = init_repo(tmp_path / "ws")
+    write(ws, ".gitignore", "*.log\ndist/\n")
+    write(ws, "a.py", "def alpha():\n    return TODO\n")
+    write(ws, "a/b.py", "# TODO: b\n")
+    write(ws, "src/main.py", "import os\r\nprint('todo later')\r\n")
+    write(ws, "src/view.ts", "// TODO ts\n")
+    write(ws, "src/.gitignore", "!keep.log\n")
+    write(ws, "src/keep.log", "TODO kept\n")
+    write(ws, "debug.log", "TODO ignored\n")
+    write(ws, "dist/bundle.js", "TODO built\n")
+    write(ws, ".hidden/conf.py", "TODO hidden\n")
+    write(ws, "image.bin", b"TODO\x00\x01\x02")
+    write(ws, "latin.txt", "caf\u00e9 TODO\n".encode("latin-1"))
+    write(ws, "wide.txt", "x" * 1000 + "TODO" + "y" * 1000 + "\n")
+    (ws / "link.py").symlink_to(ws / "a.py")
+    return ws
+
+
+async def test_ripgrep_is_installed_with_the_package() -> None:
+    assert find_rg() is not None
+
+
+async def test_matches_are_path_line_text_in_path_order(grep: IndexGrep, tree: Path) -> None:
+    out = await call(grep, context(tree), pattern="TODO", glob="*.py")
+    assert out.splitlines() == [
+        ".hidden/conf.py:1: TODO hidden",
+        "a/b.py:1: # TODO: b",
+        "a.py:2:     return TODO",
+    ]
+
+
+async def test_gitignore_git_binary_and_symlinks_are_skipped(grep: IndexGrep, tree: Path) -> None:
+    write(tree, ".git/notes.txt", "TODO in git\n")
+    out = await call(grep, context(tree), pattern="TODO")
+    paths = [line.split(":")[0] for line in out.splitlines()]
+    assert paths == [
+        ".hidden/conf.py",
+        "a/b.py",
+        "a.py",
+        "latin.txt",
+        "src/keep.log",
+        "src/view.ts",
+        "wide.txt",
+    ]
+
+
+async def test_the_fallback_gives_the_same_results_as_ripgrep(tree: Path) -> None:
+    live = tree / "src/view.ts"
+    ctx = context(tree, Buffers({live: "// TODO unsaved\nconst todo = 1\n"}))
+    cases: list[dict[str, Any]] = [
+        {"pattern": "TODO"},
+        {"pattern": "todo", "case_sensitive": False},
+        {"pattern": r"^\s*return", "path": "."},
+        {"pattern": "TODO", "glob": "src/**"},
+        {"pattern": "TODO", "path": "src", "glob": "*.{ts,log}"},
+        {"pattern": "o", "max_results": 3},
+        {"pattern": "TODO", "path": "latin.txt"},  # not UTF-8: shown with U+FFFD
+    ]
+    for arguments in cases:
+        assert await call(RG, ctx, **arguments) == await call(PYTHON, ctx, **arguments), arguments
+
+
+async def test_case_sensitive_is_the_default(grep: IndexGrep, tree: Path) -> None:
+    ctx = context(tree)
+    assert await call(grep, ctx, pattern="todo", path="src") == "src/main.py:2: print('todo later')"
+    out = await call(grep, ctx, pattern="todo", path="src", case_sensitive=False)
+    assert out.splitlines() == [
+        "src/keep.log:1: TODO kept",
+        "src/main.py:2: print('todo later')",
+        "src/view.ts:1: // TODO ts",
+    ]
+
+
+async def test_glob_with_a_path_matches_relative_paths(grep: IndexGrep, tree: Path) -> None:
+    out = await call(grep, context(tree), pattern="TODO", glob="src/*.ts")
+    assert out == "src/view.ts:1: // TODO ts"
+
+
+async def test_max_results_cuts_with_a_count_of_the_rest(grep: IndexGrep, tmp_path: Path) -> None:
+    write(tmp_path, "many.txt", "hit\n" * 25)
+    out = await call(grep, context(tmp_path), pattern="hit", max_results=10)
+    lines = out.splitlines()
+    assert lines[:2] == ["many.txt:1: hit", "many.txt:2: hit"]
+    assert len(lines) == 11
+    assert lines[-1] == (
+        "[15 more matching lines not shown; narrow with path or glob, or raise max_results]"
+    )
+
+
+async def test_unsaved_text_is_searched_instead_of_disk(grep: IndexGrep, tree: Path) -> None:
+    ctx = context(
+        tree,
+        Buffers(
+            {
+                tree / "a.py": "def alpha():\n    return 'fixed'\n\n# TODO later\n",
+                tree / "new.py": "TODO new\n",
+                tree / "debug.log": "TODO still ignored\n",
+            }
+        ),
+    )
+    out = await call(grep, ctx, pattern="TODO", glob="*.py")
+    assert out.splitlines() == [
+        ".hidden/conf.py:1: TODO hidden",
+        "a/b.py:1: # TODO: b",
+        "a.py:4: # TODO later",
+        "new.py:1: TODO new",
+    ]
+    assert await call(grep, ctx, pattern="TODO", path="new.py") == "new.py:1: TODO new"
+
+
+async def test_long_lines_are_cut_around_the_match(grep: IndexGrep, tree: Path) -> None:
+    out = await call(grep, context(tree), pattern="TODO", path="wide.txt")
+    text = out.split(": ", 1)[1]
+    assert "TODO" in text
+    assert len(text) == MAX_LINE_CHARS + 2  # an ellipsis on each side
+
+
+async def test_regexes_python_knows_but_ripgrep_does_not_still_work(
+    grep: IndexGrep, tree: Path
+) -> None:
+    out = await call(grep, context(tree), pattern=r"TODO(?= ts)")
+    assert out == "src/view.ts:1: // TODO ts"
+
+
+async def test_errors_say_what_is_wrong(grep: IndexGrep, tree: Path) -> None:
+    ctx = context(tree)
+    with pytest.raises(ToolError, match=r"invalid regex 'foo\(': missing \)"):
+        await call(grep, ctx, pattern="foo(")
+    with pytest.raises(ToolError, match=r"no such file or directory: nope"):
+        await call(grep, ctx, pattern="x", path="nope")
+    assert await call(grep, ctx, pattern="zzz", glob="*.md") == (
+        "no matches for 'zzz' in . (files matching *.md)"
+    )
+
+
+async def test_patterns_that_look_like_options_are_searched(
+    grep: IndexGrep, tmp_path: Path
+) -> None:
+    write(tmp_path, "cli.txt", "use --help here\n")
+    assert await call(grep, context(tmp_path), pattern="--help") == "cli.txt:1: use --help here"
+
+
+async def test_output_is_capped_by_max_read_bytes(grep: IndexGrep, tmp_path: Path) -> None:
+    write(tmp_path, "many.txt", ("hit " + "x" * 95 + "\n") * 50)
+    ctx: ToolContext = context(tmp_path, max_read_bytes=1000)
+    lines = (await call(grep, ctx, pattern="hit")).splitlines()
+    assert len(lines) == 9
+    assert lines[-1].startswith("[42 more matching lines not shown")
+
+
+def test_summary(tmp_path: Path) -> None:
+    said = summary(RG, context(tmp_path), pattern=r"def \w+", path="src", glob="*.py")
+    assert said == r"grep /def \w+/ in src (*.py)"
+    assert set(RG.params.model_json_schema()["properties"]) == {
+        "pattern",
+        "path",
+        "glob",
+        "case_sensitive",
+        "max_results",
+    }
+
+
+async def test_counting_stops_far_past_max_results(grep: IndexGrep, tmp_path: Path) -> None:
+    write(tmp_path, "huge.txt", "hit\n" * 10_500)
+    last = (await call(grep, context(tmp_path), pattern="hit")).splitlines()[-1]
+    assert last.startswith("[10000+ more matching lines not shown")
+
+
+async def test_cancelling_a_search_kills_ripgrep(tmp_path: Path) -> None:
+    rg, pid_file = sleeper(tmp_path / "rg")
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    task = asyncio.ensure_future(call(IndexGrep(rg=lambda: str(rg)), context(ws), pattern="x"))
+    assert gone(await cancel_once_started(task, pid_file))

@@ -1,0 +1,243 @@
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from tests.unit.tools import Buffers, call, context, summary, write
+from tether.errors import ToolError
+from tether.tools.outline import Outline
+
+OUTLINE = Outline()
+
+PYTHON = """\
+import os
+
+
+@dataclass
+class Store:
+    path: str
+
+    def load(self):
+        def helper():
+            pass
+        return helper
+
+    async def save(self):
+        pass
+
+    class Error(Exception):
+        pass
+
+
+def main():
+    f = lambda: 1
+"""
+
+JAVASCRIPT = """\
+export class Client extends Base {
+  constructor(url) {
+    this.url = url;
+  }
+  static create() { return new Client(); }
+  get ready() { return true; }
+  onClick = () => {
+    this.fire();
+  };
+}
+
+function connect() {}
+
+const retry = async () => {
+  setTimeout(() => {}, 10);
+};
+
+describe("client", () => {
+  function inTest() {}
+});
+"""
+
+TYPESCRIPT = """\
+export interface Options {
+  url: string;
+}
+type Id = string;
+enum Color { Red, Green }
+export abstract class Repo<T> {
+  abstract find(id: Id): T;
+  count(): number {
+    return 0;
+  }
+}
+namespace Util {
+  export function pad(s: string): string { return s; }
+}
+export const twice = (n: number): number => n * 2;
+"""
+
+TSX = """\
+import React from "react";
+
+export function App(): JSX.Element {
+  return <div>hello</div>;
+}
+
+class Panel extends React.Component {
+  render() {
+    return <span />;
+  }
+}
+"""
+
+GO = """\
+package store
+
+type Store struct {
+	path string
+}
+
+type Reader interface {
+	Read() error
+}
+
+func (s *Store) Load() error {
+	return nil
+}
+
+func New(path string) *Store {
+	return &Store{path: path}
+}
+"""
+
+RUST = """\
+pub struct Point {
+    x: i32,
+}
+
+enum Shape { Circle, Square }
+
+trait Area {
+    fn area(&self) -> f64;
+}
+
+impl Area for Point {
+    fn area(&self) -> f64 {
+        0.0
+    }
+}
+
+impl Point {
+    pub fn new() -> Self { Point { x: 0 } }
+}
+
+fn main() {}
+"""
+
+CASES = {
+    "store.py": (
+        PYTHON,
+        """\
+class Store  (lines 4-17)
+  def load  (lines 8-11)
+  async def save  (lines 13-14)
+  class Error  (lines 16-17)
+def main  (lines 20-21)""",
+    ),
+    "client.mjs": (
+        JAVASCRIPT,
+        """\
+class Client  (lines 1-10)
+  method constructor  (lines 2-4)
+  static method create  (line 5)
+  get ready  (line 6)
+  method onClick  (lines 7-9)
+function connect  (line 12)
+function retry  (lines 14-16)""",
+    ),
+    "repo.ts": (
+        TYPESCRIPT,
+        """\
+interface Options  (lines 1-3)
+type Id  (line 4)
+enum Color  (line 5)
+abstract class Repo  (lines 6-11)
+  abstract method find  (line 7)
+  method count  (lines 8-10)
+namespace Util  (lines 12-14)
+  function pad  (line 13)
+function twice  (line 15)""",
+    ),
+    "app.tsx": (
+        TSX,
+        """\
+function App  (lines 3-5)
+class Panel  (lines 7-11)
+  method render  (lines 8-10)""",
+    ),
+    "store.go": (
+        GO,
+        """\
+type Store struct  (lines 3-5)
+type Reader interface  (lines 7-9)
+func (s *Store) Load  (lines 11-13)
+func New  (lines 15-17)""",
+    ),
+    "point.rs": (
+        RUST,
+        """\
+struct Point  (lines 1-3)
+enum Shape  (line 5)
+trait Area  (lines 7-9)
+  fn area  (line 8)
+impl Area for Point  (lines 11-15)
+  fn area  (lines 12-14)
+impl Point  (lines 17-19)
+  fn new  (line 18)
+fn main  (line 21)""",
+    ),
+}
+
+
+@pytest.mark.parametrize("name", list(CASES))
+async def test_outline_of_each_language(tmp_path: Path, name: str) -> None:
+    source, expected = CASES[name]
+    write(tmp_path, name, source)
+    assert await call(OUTLINE, context(tmp_path), path=name) == expected
+
+
+async def test_unsaved_text_is_outlined(tmp_path: Path) -> None:
+    path = write(tmp_path, "m.py", "def old():\n    pass\n").resolve()
+    ctx = context(tmp_path, Buffers({path: "\n\ndef new():\n    pass\n"}))
+    assert await call(OUTLINE, ctx, path="m.py") == "def new  (lines 3-4)"
+
+
+async def test_unsupported_languages_are_refused_with_the_supported_list(tmp_path: Path) -> None:
+    write(tmp_path, "notes.md", "# hi\n")
+    with pytest.raises(ToolError, match=r"notes.md's language; it reads .py, .pyi, .js.*\.rs"):
+        await call(OUTLINE, context(tmp_path), path="notes.md")
+
+
+async def test_a_file_with_no_definitions_says_so(tmp_path: Path) -> None:
+    write(tmp_path, "consts.py", "X = 1\n")
+    assert await call(OUTLINE, context(tmp_path), path="consts.py") == (
+        "consts.py defines no functions or classes"
+    )
+
+
+async def test_syntax_errors_are_noted(tmp_path: Path) -> None:
+    write(tmp_path, "broken.py", "def ok():\n    pass\n\ndef broken(:\n")
+    out = await call(OUTLINE, context(tmp_path), path="broken.py")
+    assert out.startswith("def ok  (lines 1-2)")
+    assert out.endswith("[the file has syntax errors; the outline may be incomplete]")
+
+
+async def test_missing_and_binary_files_are_errors(tmp_path: Path) -> None:
+    write(tmp_path, "blob.py", b"\x00\x01")
+    with pytest.raises(ToolError, match=r"no such file: gone.py"):
+        await call(OUTLINE, context(tmp_path), path="gone.py")
+    with pytest.raises(ToolError, match=r"blob.py is a binary file"):
+        await call(OUTLINE, context(tmp_path), path="blob.py")
+
+
+def test_summary(tmp_path: Path) -> None:
+    assert summary(OUTLINE, context(tmp_path), path="src/a.rs") == "outline src/a.rs"
