@@ -22,8 +22,14 @@ Decision = Allow | Deny
 
 
 class Approver(Protocol):
+    """The person at the editor, as far as the agent needs to ask them anything."""
+
     async def decide(self, session: str, call: PendingCall) -> Decision | None:
         """Allow, deny, or None to park the call until someone decides."""
+        ...
+
+    async def extend_budget(self, session: str, budget: int, asked: int) -> bool:
+        """A reply asks for ``asked`` calls beyond the turn's ``budget``: may it grow?"""
         ...
 
 
@@ -38,3 +44,6 @@ class NoApprovals:
             ),
             by="policy",
         )
+
+    async def extend_budget(self, session: str, budget: int, asked: int) -> bool:
+        return False

@@ -24,7 +24,7 @@ from pydantic import BaseModel, ValidationError
 from tether.agent.approval import Allow, Approver
 from tether.agent.events import ApprovalUpdate, ToolCallUpdate, ToolResultUpdate, Updates
 from tether.config import Settings
-from tether.errors import ToolError
+from tether.errors import TetherError, ToolError
 from tether.models import PendingCall, ToolCall, ToolResult, ToolStatus, now
 from tether.store import Store
 from tether.tools.base import Tool, ToolContext
@@ -82,6 +82,7 @@ class Dispatcher:
         self.store = store
         self.approver = approver
         self.limit = asyncio.Semaphore(settings.tools.max_concurrency)
+        self.budget_step = settings.turn.tool_budget
 
     async def dispatch(
         self, session: str, seq: int, calls: Sequence[ToolCall], turn: TurnState, updates: Updates
@@ -144,10 +145,12 @@ class _Run:
         self.seq = seq
         self.updates = updates
         self.answered: set[int] = set()
+        self.cancel_after = False
 
     async def resolve(self, prepared: list[Call], turn: TurnState) -> None:
         valid: list[Call] = []
         stop_at: int | None = None
+        await self.checkpoint(len(prepared), turn)
         spent = f"the tool budget of {turn.budget} calls for this turn is spent"
         for c in prepared:
             # Budget and guard are settled in call order before anything starts.
@@ -177,6 +180,8 @@ class _Run:
                     await self.approval(segment[0], turn)
                 if stop_at is not None and segment[-1].idx >= stop_at:
                     turn.stop_reason = _repeat_reason(turn)
+        if self.cancel_after:
+            raise asyncio.CancelledError
         if turn.pending:
             return  # parked calls stay unanswered: they are pending, not lost
         if turn.used > turn.budget:
@@ -184,6 +189,27 @@ class _Run:
         for c in valid:
             if c.idx not in self.answered:
                 self.answer(c, "not_executed", f"not executed: {turn.stop_reason}.")
+
+    async def checkpoint(self, calls: int, turn: TurnState) -> None:
+        """Ask once per reply, before anything starts, whether a crossed budget may grow.
+
+        The answer only adds room: the calls that fit run whatever it is, even if the
+        question is dismissed or fails.
+        """
+        over = turn.used + calls - turn.budget
+        if over <= 0:
+            return
+        try:
+            extend = await self.d.approver.extend_budget(self.session, turn.budget, over)
+        except TetherError as exc:
+            log.warning("the budget checkpoint failed: %s", exc)
+            extend = False
+        except asyncio.CancelledError:
+            # The calls that fit were already granted: they run, then the cancel lands.
+            self.cancel_after = True
+            extend = False
+        if extend:
+            turn.budget += max(self.d.budget_step, over)
 
     async def reads(self, segment: list[Call], stop_at: int | None) -> None:
         concurrent = len(segment) > 1 and len({c.key for c in segment}) == len(segment)

@@ -14,10 +14,10 @@ from pygls.protocol import LanguageServerProtocol
 from pygls.uris import to_fs_path
 
 from tether import __version__
-from tether.agent.approval import NoApprovals
 from tether.app import Tether
 from tether.config import Settings
 from tether.errors import ConfigError, RequestError
+from tether.lsp.approval import LspApprover
 from tether.lsp.bridge import LspDocuments
 
 log = logging.getLogger(__name__)
@@ -60,7 +60,7 @@ class TetherServer(LanguageServer):
                 types.ShowMessageParams(type=types.MessageType.Warning, message=str(exc))
             )
         workspace = _workspace_root(params)
-        self._tether = Tether(self.settings, workspace, LspDocuments(self), NoApprovals())
+        self._tether = Tether(self.settings, workspace, LspDocuments(self), LspApprover(self))
         log.info("tether %s serving %s", __version__, workspace)
 
     def configure(self, layer: Any) -> None:

@@ -34,9 +34,18 @@ class Approvals:
         self.decisions = list(decisions)
         self.asked: list[PendingCall] = []
 
+        self.extend: bool | None = False  # None: hang until cancelled
+        self.budget_questions = 0
+
     async def decide(self, session: str, call: PendingCall) -> Decision | None:
         self.asked.append(call)
         return self.decisions.pop(0)
+
+    async def extend_budget(self, session: str, budget: int, asked: int) -> bool:
+        self.budget_questions += 1
+        if self.extend is None:
+            await asyncio.sleep(3600)
+        return bool(self.extend)
 
 
 class Harness:
@@ -136,6 +145,33 @@ async def test_the_budget_answers_calls_past_it_not_executed(tmp_path: Path) -> 
         "not_executed",
         "not_executed",
     ]
+
+
+async def test_two_calls_crossing_the_budget_ask_once_and_an_extension_runs_them(
+    tmp_path: Path,
+) -> None:
+    calls = reply(*[("echo", {"value": str(i)}) for i in range(4)])
+    h = Harness(tmp_path, ScriptedProvider(calls, reply(text="ok")), tool_budget=2)
+    h.approvals.extend = True
+    result = await h.run()
+    assert h.approvals.budget_questions == 1
+    assert result.status == "done"
+    assert [s for _, s, _ in h.answers(result.session)] == ["ok"] * 4
+
+
+async def test_a_cancel_during_the_budget_question_still_runs_the_calls_that_fit(
+    tmp_path: Path,
+) -> None:
+    calls = reply(*[("echo", {"value": str(i)}) for i in range(3)])
+    h = Harness(tmp_path, ScriptedProvider(calls), tool_budget=2)
+    h.approvals.extend = None
+    session = h.store.create_session(h.workspace, "t")
+    task = asyncio.create_task(h.turns.run(h.agent, session, "go", h.recorder))
+    while not h.approvals.budget_questions:
+        await asyncio.sleep(0.01)
+    h.turns.cancel(session)
+    assert (await task).status == "cancelled"
+    assert [s for _, s, _ in h.answers(session)] == ["ok", "ok", "not_executed"]
 
 
 async def test_invalid_calls_are_answered_and_the_turn_goes_on(tmp_path: Path) -> None:
