@@ -5,6 +5,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+from lsprotocol import types
+
 from tests.e2e.conftest import API_KEY, StartEditor
 from tests.support.provider_stub import ProviderStub, text, tool_calls
 
@@ -75,13 +77,28 @@ async def test_reads_see_the_editors_unsaved_text(
 ) -> None:
     editor = await start_editor()
     (editor.workspace / "draft.py").write_text("on_disk = True\n")
-    editor.open("draft.py", "in_the_buffer = True\n")
+    uri = editor.open("draft.py", "in_the_buffer = True\n")
+    # An incremental change: only the edited range travels.
+    editor.client.text_document_did_change(
+        types.DidChangeTextDocumentParams(
+            text_document=types.VersionedTextDocumentIdentifier(uri=uri, version=2),
+            content_changes=[
+                types.TextDocumentContentChangePartial(
+                    range=types.Range(
+                        start=types.Position(line=0, character=0),
+                        end=types.Position(line=0, character=2),
+                    ),
+                    text="still",
+                )
+            ],
+        )
+    )
     stub.script(tool_calls(("fs-read", {"path": "draft.py"})), text("read it"))
 
     await editor.run("read draft.py")
 
     answer = next(m for m in stub.requests[1]["messages"] if m["role"] == "tool")
-    assert "in_the_buffer" in answer["content"] and "on_disk" not in answer["content"]
+    assert "still_the_buffer" in answer["content"] and "on_disk" not in answer["content"]
 
 
 async def test_continuing_a_session_sends_the_whole_transcript(
@@ -99,6 +116,7 @@ async def test_continuing_a_session_sends_the_whole_transcript(
 
 async def test_serves_over_tcp(stub: ProviderStub, home: Path, workspace: Path) -> None:
     import asyncio
+    import contextlib
     import socket
     import sys
 
@@ -140,7 +158,11 @@ async def test_serves_over_tcp(stub: ProviderStub, home: Path, workspace: Path) 
         )
         assert result["status"] == "done" and result["answer"] == "over tcp"
         await client.shutdown_session()
+        async with asyncio.timeout(10):
+            assert await process.wait() == 0  # `exit` after `shutdown` ends the server
     finally:
-        process.kill()
-        await process.wait()
-        await client.stop()
+        if process.returncode is None:
+            process.kill()
+            await process.wait()
+        with contextlib.suppress(ConnectionError):
+            await client.stop()
