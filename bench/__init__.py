@@ -1,0 +1,1 @@
+"""``python -m bench``: tether's performance, each row measured beside a baseline in one run."""

@@ -1,0 +1,53 @@
+"""``python -m bench [--quick] [--detail]``: build the stdlib workspace, measure, print a table."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import logging
+import tempfile
+import time
+from pathlib import Path
+
+from bench import dispatch_rows, grep_row, startup_row, tree
+from bench.timing import Row, table
+
+
+async def measure(workspace: Path, state: Path, quick: bool, detail: bool) -> list[Row]:
+    reps = 3 if quick else 11
+    rows: list[Row] = []
+    reads, singles = await dispatch_rows.concurrent_vs_serial(workspace, state, reps)
+    rows.append(reads)
+    if detail:
+        rows += singles
+    rows.append(await dispatch_rows.overhead(workspace, state, reps))
+    rows += await grep_row.rows(workspace, reps)
+    rows.append(await startup_row.row(workspace, state, 3 if quick else 7))
+    return rows
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(prog="python -m bench", description=__doc__)
+    parser.add_argument("--quick", action="store_true", help="fewer repetitions")
+    parser.add_argument("--detail", action="store_true", help="add each read's time alone")
+    args = parser.parse_args()
+    logging.basicConfig(level=logging.ERROR)  # the server's stderr is not the bench's output
+    began = time.perf_counter()
+    with tempfile.TemporaryDirectory(prefix="tether-bench-") as tmp:
+        workspace, files, size = tree.build(Path(tmp))
+        built = time.perf_counter() - began
+        state = Path(tmp, "state").resolve()
+        state.mkdir()
+        rows = asyncio.run(measure(workspace, state, args.quick, args.detail))
+    total = time.perf_counter() - began
+    print(
+        f"workspace: the stdlib, {files} files, {size / 1e6:.0f} MB, in git "
+        f"(built in {built:.1f} s); medians; ratio = tether / baseline\n"
+    )
+    print(table(rows))
+    print(f"\ntotal {total:.1f} s")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

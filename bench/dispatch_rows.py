@@ -1,0 +1,128 @@
+"""Rows 1 and 2: one reply's reads concurrently vs one at a time; the dispatcher's own cost."""
+
+from __future__ import annotations
+
+import statistics
+import time
+from pathlib import Path
+
+from bench.harness import Harness, NoopParams, NoopTool, Spec
+from bench.timing import Row, interleaved, ms, ratio, us
+from tether.tools import builtin_tools
+
+READS: list[Spec] = [
+    ("index-grep", {"pattern": "def __init__"}),
+    ("index-grep", {"pattern": r"^class \w+\(.*Error\)"}),
+    ("fs-read", {"path": "_pydecimal.py"}),
+    ("fs-read", {"path": "typing.py"}),
+    ("outline", {"path": "_pydecimal.py"}),
+    ("fs-find", {"pattern": "**/*.py"}),
+    ("git-status", {}),
+    ("fs-list", {"depth": 3}),
+]
+
+
+def label(spec: Spec) -> str:
+    name, args = spec
+    return f"{name} {' '.join(str(v) for v in args.values())}".strip()
+
+
+async def concurrent_vs_serial(workspace: Path, state: Path, reps: int) -> tuple[Row, list[Row]]:
+    """Row 1, and one detail row per call (its time when dispatched alone)."""
+    h = Harness(workspace, state / "reads", builtin_tools())
+    singles: list[list[float]] = [[] for _ in READS]
+    cpu: list[float] = []  # this process's CPU time (all threads) in each concurrent run
+
+    async def together() -> float:
+        seq, calls = h.store_reply(READS)
+        start, used = time.perf_counter(), time.process_time()
+        await h.dispatch(seq, calls)
+        cpu.append(time.process_time() - used)
+        return time.perf_counter() - start
+
+    async def one_at_a_time() -> float:
+        total = 0.0
+        for i, spec in enumerate(READS):
+            seq, calls = h.store_reply([spec])
+            start = time.perf_counter()
+            await h.dispatch(seq, calls)
+            took = time.perf_counter() - start
+            singles[i].append(took)
+            total += took
+        return total
+
+    await together()
+    await one_at_a_time()
+    h.check_last(2 * len(READS))
+    for times in [*singles, cpu]:
+        times.clear()
+    conc, serial = await interleaved(together, one_at_a_time, reps)
+    for times in [*singles, cpu]:
+        del times[0]  # interleaved's own warm-up
+    h.check_last(len(READS))
+    h.close()
+    single = [statistics.median(times) for times in singles]
+    slowest = max(range(len(READS)), key=single.__getitem__)
+    note = (
+        f"slowest single {ms(single[slowest])} ({READS[slowest][0]}), sum of singles "
+        f"{ms(sum(single))}; concurrent = {conc / single[slowest]:.2f}x slowest; "
+        f"tether's own CPU in it {ms(statistics.median(cpu))} (one GIL)"
+    )
+    row = Row(
+        "8 reads in one reply: concurrent vs one at a time",
+        ms(conc),
+        ms(serial),
+        ratio(conc, serial),
+        note,
+    )
+    details = [
+        Row(f"  alone: {label(spec)}", ms(t), "", "", "")
+        for spec, t in zip(READS, single, strict=True)
+    ]
+    return row, details
+
+
+async def overhead(workspace: Path, state: Path, reps: int) -> Row:
+    """Row 2: 125 replies of 8 no-op calls through Dispatcher + Store vs 1,000 direct runs."""
+    tool = NoopTool()
+    h = Harness(workspace, state / "noop", [tool])
+    replies, width = 125, 8
+    calls_n = replies * width
+    stored: list[float] = []
+
+    async def dispatched() -> float:
+        total = 0.0
+        store_time = 0.0
+        for r in range(replies):
+            start = time.perf_counter()
+            seq, calls = h.store_reply([("noop", {"n": r * width + i}) for i in range(width)])
+            mid = time.perf_counter()
+            await h.dispatch(seq, calls)
+            total += time.perf_counter() - mid
+            store_time += mid - start
+        stored.append(store_time)
+        return total
+
+    params = NoopParams(n=1)
+
+    async def direct() -> float:
+        start = time.perf_counter()
+        for _ in range(calls_n):
+            await tool.run(params, h.ctx)
+        return time.perf_counter() - start
+
+    via, raw = await interleaved(dispatched, direct, reps)
+    h.check_last(width)
+    h.close()
+    per_reply = statistics.median(stored[1:]) / replies  # [0]: the warm-up
+    note = (
+        f"{replies} replies x {width} calls, SQLite writes included; storing each reply "
+        f"first (the loop's job) adds {us(per_reply)} per reply"
+    )
+    return Row(
+        "dispatcher overhead per call (no-op tool)",
+        us(via / calls_n),
+        us(raw / calls_n),
+        ratio(via, raw),
+        note,
+    )
