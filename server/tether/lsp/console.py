@@ -16,7 +16,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-EXIT_CODES = {"done": 0, "awaiting_approval": 3, "cancelled": 130}  # anything else: 1
+EXIT_CODES = {"done": 0, "awaiting_approval": 3, "cancelled": 130, "stopped": 1, "error": 1}
 STYLES = {"dim": "2", "ok": "32", "bad": "31", "ask": "33"}
 MARKS = {"pending": "?", "allowed": "✓", "denied": "✗"}
 
@@ -35,6 +35,7 @@ class Console:
         self.color = sys.stderr.isatty() and not os.environ.get("NO_COLOR")
         self.open_line = False  # streamed text still waiting for its final newline
         self.calls: dict[str, str] = {}  # call_id -> tool: results pair with calls by id
+        self.reading: asyncio.Future[str] | None = None  # a line being read from the terminal
 
     def text(self, delta: str) -> None:
         sys.stdout.write(delta)
@@ -74,8 +75,8 @@ class Console:
                 f"  {mark} {update['decision']}: {update['tool']}: {update['summary']}", "ask"
             )
         elif kind == "status" and update["status"] not in ("running", "done", "error"):
-            # The outcome reports an error in full; other statuses get one short line.
-            detail = update.get("detail")
+            # A turn's last status gets its word; the outcome then says why, in full.
+            detail = None if update["status"] in EXIT_CODES else update.get("detail")
             self.note(f"  · {update['status']}" + (f": {detail}" if detail else ""))
 
     def outcome(self, result: dict[str, Any]) -> int:
@@ -90,8 +91,8 @@ class Console:
             self.note(f"  waiting for approval: {call['tool']}: {call['summary']}", "ask")
         if status == "awaiting_approval":
             self.note(
-                "approve in your editor, or run it again to be asked: "
-                f"tether ask --session {session} ...",
+                "allow or deny them from your editor (tether.approve / tether.deny), or go on "
+                f"without them: tether ask --session {session} PROMPT",
                 None,
             )
         self.note(f"session: {session}", None)
@@ -103,7 +104,11 @@ class Console:
         for number, title in enumerate(titles, 1):
             self.note(f"    {number}) {title}", None)
         while titles:
-            answer = await read_tty_line(f"  choose 1-{len(titles)} (Enter: decide later) ")
+            try:
+                answer = await self.read_line(f"  choose 1-{len(titles)} (Enter: decide later) ")
+            except asyncio.CancelledError:
+                self.note("  (the question was taken back)")
+                raise
             if not answer:
                 break
             for index, title in enumerate(titles):
@@ -111,6 +116,16 @@ class Console:
                     return index
         self.note("  left pending", None)
         return None
+
+    async def read_line(self, prompt: str) -> str | None:
+        """A line typed at the terminal, stripped, lower-cased; None with no terminal or at EOF."""
+        if not sys.stdin.isatty():
+            return None
+        print(prompt, end="", file=sys.stderr, flush=True)
+        if self.reading is None or self.reading.done():
+            self.reading = _read_line_in_thread()
+        # Shielded: a question taken back leaves its pending read to the next question.
+        return (await asyncio.shield(self.reading)).strip().lower() or None
 
     def sessions(self, listed: list[dict[str, Any]], workspace: Path) -> None:
         """A table of sessions, newest first."""
@@ -130,29 +145,25 @@ class Console:
             )
 
 
-async def read_tty_line(prompt: str) -> str | None:
-    """A line typed at the terminal, stripped and lower-cased; None with no terminal or at EOF."""
-    if not sys.stdin.isatty():
-        return None
+def _read_line_in_thread() -> asyncio.Future[str]:
+    """The next line of stdin ("" at EOF), read without blocking the event loop."""
     loop = asyncio.get_running_loop()
-    answer: asyncio.Future[str] = loop.create_future()
+    line: asyncio.Future[str] = loop.create_future()
 
     def read() -> None:
-        line = sys.stdin.readline()
+        text = sys.stdin.readline()
 
         def give() -> None:
-            if not answer.done():
-                answer.set_result(line)
+            if not line.done():
+                line.set_result(text)
 
         with contextlib.suppress(RuntimeError):  # the loop has closed: nobody waits any more
             loop.call_soon_threadsafe(give)
 
-    print(prompt, end="", file=sys.stderr, flush=True)
-    # A daemon thread rather than the executor: a read still blocked at exit must not
-    # hold the exit up (the turn may have been cancelled while the question was open).
+    # A daemon thread rather than the executor: a read still blocked at exit (the
+    # question was taken back when the turn was cancelled) must not hold the exit up.
     threading.Thread(target=read, daemon=True).start()
-    line = await answer
-    return line.strip().lower() or None
+    return line
 
 
 def _local_time(stamp: str) -> str:
