@@ -6,36 +6,45 @@
 from __future__ import annotations
 
 import logging
+from collections.abc import Awaitable, Callable
 from pathlib import Path
+from typing import Literal
 
-from tether.agent.approval import Approver
+from tether.agent.approval import APPLIED, Gate, Person
 from tether.agent.dispatch import Dispatcher
 from tether.agent.events import Updates
 from tether.agent.loop import Agent
 from tether.agent.owners import as_seen
 from tether.agent.prompt import system_prompt
-from tether.agent.turns import Turns
+from tether.agent.turns import PARKED, Turns
 from tether.config import Settings
-from tether.errors import ConfigError
-from tether.models import History, SessionInfo, TurnResult, message_to_wire
+from tether.errors import ConfigError, RequestError
+from tether.models import History, PendingCall, SessionInfo, TurnResult, message_to_wire
 from tether.providers import make_provider
-from tether.providers.base import Provider, ToolSpec
+from tether.providers.base import ToolSpec
 from tether.store import Store
 from tether.tools import builtin_tools
-from tether.tools.base import Documents, ToolContext
+from tether.tools.base import Documents, Editor, FileEdit, Memory, ToolContext
 
 log = logging.getLogger(__name__)
+Scope = Literal["session", "workspace"]
 
 
 class Tether:
     def __init__(
-        self, settings: Settings, workspace: Path, documents: Documents, approver: Approver
+        self,
+        settings: Settings,
+        workspace: Path,
+        documents: Documents,
+        person: Person,
+        editor: Editor,
     ) -> None:
         self.settings = settings
         self.workspace = workspace.resolve()
         self.documents = documents
-        self.approver = approver
+        self.editor = editor
         self.store = Store(settings.state_dir / "sessions.sqlite3")
+        self.gate = Gate(self.store, person, self.workspace)
         self.turns = Turns(self.store)
 
     def reconfigure(self, settings: Settings) -> None:
@@ -45,10 +54,24 @@ class Tether:
             settings = settings.model_copy(update={"state_dir": self.settings.state_dir})
         self.settings = settings
 
-    def agent(self, provider: Provider) -> Agent:
+    def context(self) -> ToolContext:
+        key = self.settings.provider.api_key
+        secrets = (key.get_secret_value(),) if key else ()
+        return ToolContext(
+            self.workspace, self.documents, self.settings.tools, self.editor, secrets
+        )
+
+    def dispatcher(self) -> Dispatcher:
+        return Dispatcher(builtin_tools(), self.context(), self.store, self.gate, self.settings)
+
+    async def _with_agent(
+        self, session: str, go: Callable[[Agent], Awaitable[TurnResult]]
+    ) -> TurnResult:
+        try:
+            provider = make_provider(self.settings.provider)
+        except ConfigError as exc:
+            return TurnResult(session=session, status="error", error=str(exc))
         tools = builtin_tools()
-        ctx = ToolContext(self.workspace, self.documents, self.settings.tools)
-        dispatcher = Dispatcher(tools, ctx, self.store, self.approver, self.settings)
         specs = [
             ToolSpec(
                 name=t.name, description=t.description, parameters=t.params.model_json_schema()
@@ -56,7 +79,11 @@ class Tether:
             for t in tools
         ]
         prompt = system_prompt(self.workspace, tools)
-        return Agent(provider, self.store, dispatcher, prompt, specs, self.settings.turn)
+        agent = Agent(provider, self.store, self.dispatcher(), prompt, specs, self.settings.turn)
+        try:
+            return await go(agent)
+        finally:
+            await provider.aclose()
 
     def open_session(self, prompt: str, session: str | None) -> str:
         if session is None:
@@ -64,18 +91,61 @@ class Tether:
         return self.turns.open(session)
 
     async def run(self, session: str, prompt: str, updates: Updates) -> TurnResult:
-        try:
-            provider = make_provider(self.settings.provider)
-        except ConfigError as exc:
-            return TurnResult(session=session, status="error", error=str(exc))
-        try:
-            return await self.turns.run(self.agent(provider), session, prompt, updates)
-        finally:
-            await provider.aclose()
+        return await self._with_agent(
+            session, lambda agent: self.turns.run(agent, session, prompt, updates)
+        )
 
-    def cancel(self, session: str) -> bool:
-        self.store.session(session)
-        return self.turns.cancel(session)
+    def waiting(self, session: str) -> list[tuple[PendingCall, Memory | None]]:
+        """The session's calls that wait for a decision; none unless its turn is parked."""
+        if self.store.session(session).status != PARKED:
+            return []
+        parked = self.store.parked(session)
+        return self.dispatcher().waiting(parked) if parked else []
+
+    async def applied(self, session: str, call: str, updates: Updates) -> TurnResult:
+        self._decide(session, [call], "allow", APPLIED)
+        return await self._with_agent(
+            session, lambda agent: self.turns.resume(agent, session, updates)
+        )
+
+    def _decide(
+        self, session: str, calls: list[str] | None, decision: str, reason: str | None
+    ) -> list[tuple[PendingCall, Memory | None]]:
+        self.turns.open(session)
+        waiting = self.waiting(session)
+        if not waiting:
+            raise RequestError(f"session {session!r} has no calls waiting for approval")
+        by_id = {pending.call_id: (pending, memory) for pending, memory in waiting}
+        unknown = sorted(set(calls or ()) - set(by_id))
+        if unknown:
+            raise RequestError(f"no pending call {', '.join(unknown)} in session {session!r}")
+        chosen = [by_id[c] for c in calls] if calls else waiting
+        parked = self.store.parked(session)
+        assert parked is not None
+        for pending, _ in chosen:
+            self.store.decide(session, parked.seq, pending.call_id, decision, reason)
+        return chosen
+
+    async def approve(
+        self, session: str, calls: list[str] | None, remember: Scope | None, updates: Updates
+    ) -> TurnResult:
+        for pending, memory in self._decide(session, calls, "allow", None):
+            if remember and memory:
+                self.gate.remember(remember, session, pending.tool, memory)
+        return await self._with_agent(
+            session, lambda agent: self.turns.resume(agent, session, updates)
+        )
+
+    async def deny(
+        self, session: str, calls: list[str] | None, reason: str | None, updates: Updates
+    ) -> TurnResult:
+        self._decide(session, calls, "deny", reason or "the person denied it")
+        return await self._with_agent(
+            session, lambda agent: self.turns.resume(agent, session, updates)
+        )
+
+    def cancel(self, session: str, updates: Updates) -> bool:
+        return self.turns.cancel(session, updates)
 
     def sessions(self) -> list[SessionInfo]:
         return [as_seen(info) for info in self.store.sessions(self.workspace)]
@@ -85,8 +155,18 @@ class Tether:
             self.turns.open(session)
         return History(
             messages=[message_to_wire(m) for m in self.store.load(session)],
+            pending=[pending for pending, _ in self.waiting(session)],
             stats=self.store.stats(session),
         )
+
+    def pending_everywhere(self) -> dict[str, list[PendingCall]]:
+        """Every parked session's waiting calls, for the editor's code actions."""
+        parked = [s.id for s in self.store.sessions(self.workspace) if s.status == PARKED]
+        return {s: [p for p, _ in self.waiting(s)] for s in parked}
+
+    async def planned_edit(self, session: str, call_id: str) -> FileEdit | None:
+        parked = self.store.parked(session)
+        return await self.dispatcher().planned_edit(parked, call_id) if parked else None
 
     async def shutdown(self) -> None:
         await self.turns.shutdown()

@@ -44,6 +44,9 @@ def serve_lsp(tcp: str | None, level: str) -> int:
     logging.basicConfig(
         stream=sys.stderr, level=level, format="tether %(levelname)s %(name)s: %(message)s"
     )
+    if level != "DEBUG":
+        # pygls logs every message it sends at INFO: the whole transcript, again.
+        logging.getLogger("pygls").setLevel(logging.WARNING)
     from tether.lsp.server import create_server
 
     server = create_server()

@@ -4,9 +4,11 @@
     ├── ConfigError        settings that cannot work (say which variable to set)
     ├── ProviderError      the model provider failed after its retries -> turn status ``error``
     ├── ToolError          a tool could not do what was asked -> a tool result, status ``error``
-    └── RequestError       a command's argument is wrong -> a JSON-RPC error, nothing changed
-        ├── UnknownSession
-        └── SessionBusy    a turn is already running on that session
+    ├── RequestError       a command's argument is wrong -> a JSON-RPC error, nothing changed
+    │   ├── UnknownSession
+    │   └── SessionBusy    a turn is already running on that session
+    ├── ServerFailed       (lsp/terminal.py) `tether ask` lost its server -> one line, exit 1
+    └── EditRefused        (lsp/edits.py) `tether ask` cannot apply an editor edit to disk
 
 Tool errors never leave the dispatcher: the model reads them and the turn goes on.
 Request errors become JSON-RPC errors at exactly one place, ``lsp/errors.py``.

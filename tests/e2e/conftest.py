@@ -7,6 +7,7 @@ import asyncio
 import os
 import signal
 import sys
+import typing
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -41,6 +42,45 @@ class Editor:
         self.workspace = workspace
         self.updates: list[dict[str, Any]] = []
         self.update_event = asyncio.Event()
+        self.answers: list[str | None] = []  # dialog answers, in order; none left: dismiss
+        self.dialogs: list[str] = []  # the messages of the dialogs shown
+        self.hold_dialogs = False  # leave dialogs open until the server takes them back
+        self.texts: dict[str, tuple[int, str]] = {}  # open documents: uri -> (version, text)
+        self.edits: list[types.ApplyWorkspaceEditParams] = []
+
+    async def on_dialog(self, params: types.ShowMessageRequestParams) -> Any:
+        self.dialogs.append(params.message)
+        if self.hold_dialogs:
+            await asyncio.Event().wait()
+        title = self.answers.pop(0) if self.answers else None
+        return None if title is None else types.MessageActionItem(title=title)
+
+    def on_apply_edit(self, params: types.ApplyWorkspaceEditParams) -> Any:
+        """Apply a versioned edit to an open document, as an editor would, and sync it back."""
+        self.edits.append(params)
+        for change in params.edit.document_changes or []:
+            assert isinstance(change, types.TextDocumentEdit)
+            uri = change.text_document.uri
+            version, text = self.texts[uri]
+            if change.text_document.version != version:
+                return types.ApplyWorkspaceEditResult(applied=False, failure_reason="version")
+            for edit in sorted(
+                change.edits, key=lambda e: offset(text, e.range.start), reverse=True
+            ):
+                start, end = offset(text, edit.range.start), offset(text, edit.range.end)
+                text = text[:start] + edit.new_text + text[end:]
+            self.change(uri, text)
+        return types.ApplyWorkspaceEditResult(applied=True)
+
+    def change(self, uri: str, text: str) -> None:
+        version = self.texts[uri][0] + 1
+        self.texts[uri] = (version, text)
+        self.client.text_document_did_change(
+            types.DidChangeTextDocumentParams(
+                text_document=types.VersionedTextDocumentIdentifier(uri=uri, version=version),
+                content_changes=[types.TextDocumentContentChangeWholeDocument(text=text)],
+            )
+        )
 
     async def command(self, name: str, *arguments: Any, msg_id: str | None = None) -> Any:
         params = types.ExecuteCommandParams(command=name, arguments=list(arguments))
@@ -59,6 +99,7 @@ class Editor:
 
     def open(self, relative: str, text: str, version: int = 1) -> str:
         uri = (self.workspace / relative).as_uri()
+        self.texts[uri] = (version, text)
         self.client.text_document_did_open(
             types.DidOpenTextDocumentParams(
                 text_document=types.TextDocumentItem(
@@ -85,6 +126,34 @@ class Editor:
             process.kill()
         else:
             os.kill(process.pid, signal.SIGKILL)
+
+
+def offset(text: str, position: types.Position) -> int:
+    """An LSP position (UTF-16 units) as a string offset."""
+    lines = text.split("\n")
+    start = sum(len(line) + 1 for line in lines[: position.line])
+    line = lines[position.line] if position.line < len(lines) else ""
+    units = 0
+    for index, char in enumerate(line):
+        if units >= position.character:
+            return start + index
+        units += 2 if ord(char) > 0xFFFF else 1
+    return start + len(line)
+
+
+def prefer_code_actions(client: LanguageClient) -> None:
+    """lsprotocol structures a CodeAction that carries a command as a bare Command on the
+    client side; a code action is whatever has more than a command's fields."""
+    converter = client.protocol._converter
+
+    def structure(value: Any, _: Any) -> types.Command | types.CodeAction:
+        command_only = isinstance(value.get("command"), str)
+        kind = types.Command if command_only else types.CodeAction
+        return converter.structure(value, kind)  # type: ignore[no-any-return]
+
+    converter.register_structure_hook(types.Command | types.CodeAction, structure)
+    union = typing.Union[types.Command, types.CodeAction]  # noqa: UP007 (cattrs tells them apart)
+    converter.register_structure_hook(union, structure)
 
 
 def server_env(stub: ProviderStub, home: Path, **extra: str) -> dict[str, str]:
@@ -138,12 +207,21 @@ async def start_editor(
         env: dict[str, str] | None = None,
     ) -> Editor:
         client = make_test_lsp_client()
+        prefer_code_actions(client)
         editor = Editor(client, workspace)
 
         @client.feature("tether/update")
         def on_update(params: Any) -> None:
             editor.updates.append(plain(params))
             editor.update_event.set()
+
+        @client.feature(types.WINDOW_SHOW_MESSAGE_REQUEST)
+        async def on_dialog(params: types.ShowMessageRequestParams) -> Any:
+            return await editor.on_dialog(params)
+
+        @client.feature(types.WORKSPACE_APPLY_EDIT)
+        def on_apply_edit(params: types.ApplyWorkspaceEditParams) -> Any:
+            return editor.on_apply_edit(params)
 
         await client.start_io(*SERVER, env=env or server_env(stub, home))
         await client.initialize_session(

@@ -8,8 +8,6 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from lsprotocol import types
-
 from tests.e2e.conftest import Editor, StartEditor
 from tests.support.provider_stub import ProviderStub, hang, text, tool_calls
 
@@ -111,12 +109,8 @@ async def test_calls_past_the_budget_are_not_executed_and_the_person_is_asked_on
     start_editor: StartEditor, stub: ProviderStub
 ) -> None:
     editor = await start_editor(options={"tether": {"turn": {"tool_budget": 2}}})
-    asked: list[str] = []
-
-    @editor.client.feature(types.WINDOW_SHOW_MESSAGE_REQUEST)
-    def answer(params: types.ShowMessageRequestParams) -> types.MessageActionItem:
-        asked.append(params.message)
-        return types.MessageActionItem(title="Stop")
+    editor.answers = ["Stop"]
+    asked = editor.dialogs
 
     (editor.workspace / "a.txt").write_text("alpha\n")
     reads = [("fs-read", {"path": "a.txt", "limit": n}) for n in (1, 2, 3, 4)]
@@ -134,10 +128,7 @@ async def test_extending_the_budget_lets_every_call_run(
     start_editor: StartEditor, stub: ProviderStub
 ) -> None:
     editor = await start_editor(options={"tether": {"turn": {"tool_budget": 2}}})
-
-    @editor.client.feature(types.WINDOW_SHOW_MESSAGE_REQUEST)
-    def answer(params: types.ShowMessageRequestParams) -> types.MessageActionItem:
-        return types.MessageActionItem(title="Extend")
+    editor.answers = ["Extend"]
 
     (editor.workspace / "a.txt").write_text("alpha\n")
     stub.script(
@@ -182,8 +173,11 @@ async def test_a_read_outside_the_workspace_is_not_run_silently(
         text("ok"),
     )
 
+    editor.answers = ["Deny", "Deny"]
+
     result = await editor.run("read the link")
 
+    assert len(editor.dialogs) == 2 and "outside the workspace" in editor.dialogs[0]
     answers = await tool_messages(editor, result["session"])
     assert [m["status"] for m in answers] == ["denied", "denied"]
-    assert all("do not leak" not in m["content"] and "approval" in m["content"] for m in answers)
+    assert all("do not leak" not in m["content"] for m in answers)

@@ -21,13 +21,14 @@ from typing import Any
 
 from pydantic import BaseModel, ValidationError
 
-from tether.agent.approval import Allow, Approver
+from tether.agent.approval import Allow, Applied, Gate, Recorded
 from tether.agent.events import ApprovalUpdate, ToolCallUpdate, ToolResultUpdate, Updates
 from tether.config import Settings
 from tether.errors import TetherError, ToolError
 from tether.models import PendingCall, ToolCall, ToolResult, ToolStatus, now
 from tether.store import Store
-from tether.tools.base import Tool, ToolContext
+from tether.store.sessions import Parked
+from tether.tools.base import EditsFiles, FileEdit, Gated, Memory, Tool, ToolContext
 
 log = logging.getLogger(__name__)
 UPDATE_PREVIEW_CHARS = 4000
@@ -43,6 +44,12 @@ class TurnState:
     seen: Counter[str] = field(default_factory=Counter)
     stop_reason: str | None = None
     pending: list[PendingCall] = field(default_factory=list)
+
+    def count(self, calls: Sequence[ToolCall]) -> TurnState:
+        """Count calls this turn already made (a turn resumed, maybe in a new process)."""
+        self.used += len(calls)
+        self.seen.update(call_key(call) for call in calls)
+        return self
 
 
 @dataclass
@@ -74,23 +81,35 @@ class Dispatcher:
         tools: Sequence[Tool],
         ctx: ToolContext,
         store: Store,
-        approver: Approver,
+        gate: Gate,
         settings: Settings,
     ) -> None:
         self.tools = {tool.name: tool for tool in tools}
         self.ctx = ctx
         self.store = store
-        self.approver = approver
+        self.gate = gate
         self.limit = asyncio.Semaphore(settings.tools.max_concurrency)
         self.budget_step = settings.turn.tool_budget
 
     async def dispatch(
-        self, session: str, seq: int, calls: Sequence[ToolCall], turn: TurnState, updates: Updates
+        self,
+        session: str,
+        seq: int,
+        calls: Sequence[ToolCall],
+        turn: TurnState,
+        updates: Updates,
+        parked: Parked | None = None,
     ) -> None:
-        """Answer every call of the reply stored at ``seq``; may stop or park the turn."""
-        run = _Run(self, session, seq, updates)
+        """Answer every call of the reply stored at ``seq``; may stop or park the turn.
+
+        ``parked``: the same reply, parked earlier (maybe by another process), now resumed
+        at its park point with the decisions recorded since.
+        """
+        run = _Run(self, session, seq, updates, parked)
         prepared = [self._prepare(idx, call) for idx, call in enumerate(calls)]
         for c in prepared:
+            if c.idx in run.answered:
+                continue
             updates.send(
                 ToolCallUpdate(
                     session=session,
@@ -109,8 +128,30 @@ class Dispatcher:
                     run.answer(c, status, f"{status}: the turn was cancelled by the person.")
             raise
 
+    def waiting(self, parked: Parked) -> list[tuple[PendingCall, Memory | None]]:
+        """The parked reply's approval-requiring calls that have no answer yet."""
+        waiting: list[tuple[PendingCall, Memory | None]] = []
+        for idx, call in enumerate(parked.calls):
+            c = self._prepare(idx, call)
+            if idx in parked.answered or c.invalid is not None or c.read_only:
+                continue
+            memory = c.tool.remember(c.params, self.ctx) if isinstance(c.tool, Gated) else None
+            waiting.append((c.pending(self.ctx), memory))
+        return waiting
+
+    async def planned_edit(self, parked: Parked, call_id: str) -> FileEdit | None:
+        """The file edit a pending call would make, for the editor to preview."""
+        for idx, call in enumerate(parked.calls):
+            c = self._prepare(idx, call)
+            if call.id == call_id and c.invalid is None and isinstance(c.tool, EditsFiles):
+                try:
+                    return await c.tool.plan(c.params, self.ctx)
+                except ToolError:
+                    return None
+        return None
+
     def _prepare(self, idx: int, call: ToolCall) -> Call:
-        c = Call(idx=idx, call=call, key=f"{call.name}\x00{_canonical(call.arguments)}")
+        c = Call(idx=idx, call=call, key=call_key(call))
         c.tool = self.tools.get(call.name)
         if c.tool is None:
             known = ", ".join(sorted(self.tools))
@@ -139,18 +180,29 @@ class Dispatcher:
 class _Run:
     """One reply's dispatch: which calls are answered, and how."""
 
-    def __init__(self, dispatcher: Dispatcher, session: str, seq: int, updates: Updates) -> None:
+    def __init__(
+        self,
+        dispatcher: Dispatcher,
+        session: str,
+        seq: int,
+        updates: Updates,
+        parked: Parked | None,
+    ) -> None:
         self.d = dispatcher
         self.session = session
         self.seq = seq
         self.updates = updates
-        self.answered: set[int] = set()
+        self.resumed = parked is not None
+        self.answered: set[int] = set(parked.answered if parked else ())
+        self.recorded: Recorded = parked.decisions if parked else {}
         self.cancel_after = False
+        self.parked = False
 
     async def resolve(self, prepared: list[Call], turn: TurnState) -> None:
         valid: list[Call] = []
         stop_at: int | None = None
-        await self.checkpoint(len(prepared), turn)
+        if not self.resumed:
+            await self.checkpoint(len(prepared), turn)
         spent = f"the tool budget of {turn.budget} calls for this turn is spent"
         for c in prepared:
             # Budget and guard are settled in call order before anything starts.
@@ -169,7 +221,7 @@ class _Run:
             run = list(group)
             segments = [run] if read_only else [[c] for c in run]
             for segment in segments:
-                if turn.stop_reason or turn.pending:
+                if turn.stop_reason or self.parked:
                     break
                 if stop_at is not None and segment[0].idx >= stop_at:
                     turn.stop_reason = _repeat_reason(turn)
@@ -182,8 +234,13 @@ class _Run:
                     turn.stop_reason = _repeat_reason(turn)
         if self.cancel_after:
             raise asyncio.CancelledError
-        if turn.pending:
-            return  # parked calls stay unanswered: they are pending, not lost
+        if self.parked:
+            # Parked calls stay unanswered: they are pending, not lost.
+            ctx = self.d.ctx
+            turn.pending = [
+                c.pending(ctx) for c in valid if not c.read_only and c.idx not in self.answered
+            ]
+            return
         if turn.used > turn.budget:
             turn.stop_reason = turn.stop_reason or spent
         for c in valid:
@@ -200,7 +257,7 @@ class _Run:
         if over <= 0:
             return
         try:
-            extend = await self.d.approver.extend_budget(self.session, turn.budget, over)
+            extend = await self.d.gate.person.extend_budget(self.session, turn.budget, over)
         except TetherError as exc:
             log.warning("the budget checkpoint failed: %s", exc)
             extend = False
@@ -212,6 +269,7 @@ class _Run:
             turn.budget += max(self.d.budget_step, over)
 
     async def reads(self, segment: list[Call], stop_at: int | None) -> None:
+        segment = [c for c in segment if c.idx not in self.answered]
         concurrent = len(segment) > 1 and len({c.key for c in segment}) == len(segment)
         if concurrent:
             await asyncio.gather(*(self.execute(c) for c in segment))
@@ -222,14 +280,34 @@ class _Run:
             await self.execute(c)
 
     async def approval(self, c: Call, turn: TurnState) -> None:
-        pending = c.pending(self.d.ctx)
-        decision = await self.d.approver.decide(self.session, pending)
+        if c.idx in self.answered:
+            return
+        assert c.tool is not None
+        ctx = self.d.ctx
+        pending = c.pending(ctx)
+        preview, memory = f"{pending.summary} (outside the workspace)", None
+        try:
+            if isinstance(c.tool, Gated):
+                preview, memory = (
+                    await c.tool.preview(c.params, ctx),
+                    c.tool.remember(c.params, ctx),
+                )
+        except ToolError as exc:
+            self.answer(c, "error", str(exc))  # nothing to ask about: it cannot run as given
+            return
+        self.approval_update(c, pending, "pending")
+        decision = await self.d.gate.decide(
+            self.session, self.seq, pending, preview, memory, self.recorded
+        )
         if decision is None:
-            turn.pending.append(pending)
-            self.approval_update(c, pending, "pending")
+            self.parked = True
         elif isinstance(decision, Allow):
             self.approval_update(c, pending, "allowed")
             await self.execute(c, decided_by=decision.by)
+        elif isinstance(decision, Applied):
+            self.approval_update(c, pending, "allowed")
+            done = f"the person applied this change in the editor themselves: {pending.summary}"
+            self.answer(c, "ok", done, decided_by=decision.by)
         else:
             self.approval_update(c, pending, "denied")
             self.answer(c, "denied", f"denied: {decision.reason}", decided_by=decision.by)
@@ -294,8 +372,10 @@ def _repeat_reason(turn: TurnState) -> str:
     return f"the same call was made {turn.repeat_limit} times in this turn (repeat guard)"
 
 
-def _canonical(arguments: str) -> str:
+def call_key(call: ToolCall) -> str:
+    """Identity for duplicates and the repeat guard: same tool, same arguments."""
     try:
-        return json.dumps(json.loads(arguments or "{}"), sort_keys=True, separators=(",", ":"))
+        arguments = json.dumps(json.loads(call.arguments or "{}"), sort_keys=True)
     except ValueError:
-        return arguments
+        arguments = call.arguments
+    return f"{call.name}\x00{arguments}"

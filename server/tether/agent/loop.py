@@ -8,9 +8,10 @@ from tether.agent.dispatch import Dispatcher, TurnState
 from tether.agent.events import TextUpdate, Updates
 from tether.config import TurnSettings
 from tether.errors import ProviderError
-from tether.models import Reply, TurnResult, UserMessage
+from tether.models import Reply, ToolCall, TurnResult, UserMessage
 from tether.providers.base import ChatRequest, Provider, TextDelta, ToolSpec
 from tether.store import Store
+from tether.store.sessions import Parked
 
 BATCH_NUDGE = UserMessage(content="batch call")
 
@@ -32,22 +33,34 @@ class Agent:
         self.tools = tuple(tools)
         self.settings = settings
 
+    def new_turn(self) -> TurnState:
+        return TurnState(budget=self.settings.tool_budget, repeat_limit=self.settings.repeat_limit)
+
     async def run_turn(self, session: str, prompt: str, updates: Updates) -> TurnResult:
         self.store.append_user(session, prompt)
-        turn = TurnState(budget=self.settings.tool_budget, repeat_limit=self.settings.repeat_limit)
-        nudge = False
+        return await self.loop(session, self.new_turn(), updates)
+
+    async def resume_turn(self, session: str, parked: Parked, updates: Updates) -> TurnResult:
+        """Go on from a parked reply, with the decisions recorded since it parked."""
+        turn = self.new_turn().count(self.store.turn_calls(session, before=parked.seq))
+        await self.dispatcher.dispatch(session, parked.seq, parked.calls, turn, updates, parked)
+        return await self.loop(session, turn, updates, last=parked.calls)
+
+    async def loop(
+        self, session: str, turn: TurnState, updates: Updates, last: Sequence[ToolCall] = ()
+    ) -> TurnResult:
         while True:
-            reply = await self.reply(session, nudge, updates)
-            seq = self.store.append_reply(session, reply)
-            if not reply.tool_calls:
-                return TurnResult(session=session, status="done", answer=reply.text)
-            await self.dispatcher.dispatch(session, seq, reply.tool_calls, turn, updates)
             if turn.pending:
                 return TurnResult(session=session, status="awaiting_approval", pending=turn.pending)
             if turn.stop_reason:
                 return TurnResult(session=session, status="stopped", error=turn.stop_reason)
-            # A lone call in a round: remind the model, in the next request only, to batch.
-            nudge = len(reply.tool_calls) == 1
+            # A lone call in the last round: remind the model, in the next request only, to batch.
+            reply = await self.reply(session, len(last) == 1, updates)
+            seq = self.store.append_reply(session, reply)
+            if not reply.tool_calls:
+                return TurnResult(session=session, status="done", answer=reply.text)
+            await self.dispatcher.dispatch(session, seq, reply.tool_calls, turn, updates)
+            last = reply.tool_calls
 
     async def reply(self, session: str, nudge: bool, updates: Updates) -> Reply:
         """One reply, streamed; the request is rebuilt from the store every round."""

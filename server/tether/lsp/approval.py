@@ -2,20 +2,24 @@
 
 from __future__ import annotations
 
+import asyncio
 import logging
+import uuid
 from typing import Any
 
 from lsprotocol import types
 from pygls.exceptions import JsonRpcException
 
-from tether.agent.approval import Decision, NoApprovals
+from tether.agent.approval import Answer
 from tether.models import PendingCall
 
 log = logging.getLogger(__name__)
+ANSWERS: dict[str, Answer] = {"Allow": "allow", "Allow always": "always", "Deny": "deny"}
 EXTEND, STOP = "Extend", "Stop"
+PREVIEW_CHARS = 1500
 
 
-class LspApprover:
+class LspPerson:
     def __init__(self, ls: Any) -> None:
         self.ls = ls
 
@@ -24,26 +28,42 @@ class LspApprover:
         request = window.show_message if window else None
         return bool(self.ls.settings.approval.dialogs and request and request.message_action_item)
 
-    async def decide(self, session: str, call: PendingCall) -> Decision | None:
-        # Approval dialogs for commands and patches arrive with the approval flow.
-        return await NoApprovals().decide(session, call)
+    async def ask(self, session: str, call: PendingCall, preview: str) -> Answer | None:
+        if len(preview) > PREVIEW_CHARS:
+            preview = preview[:PREVIEW_CHARS] + "\n…"
+        title = await self._request(
+            f"tether wants to run {call.tool}: {call.summary}\n\n{preview}", list(ANSWERS)
+        )
+        return ANSWERS.get(title) if title else None
 
     async def extend_budget(self, session: str, budget: int, asked: int) -> bool:
         if not self.can_ask():
             return False
-        step = self.ls.settings.turn.tool_budget
+        step = max(self.ls.settings.turn.tool_budget, asked)
         message = (
             f"tether: this turn has a budget of {budget} tool calls, and the model's reply "
-            f"goes {asked} past it. Allow {max(step, asked)} more? (Stop runs the calls that fit.)"
+            f"goes {asked} past it. Allow {step} more? (Stop runs the calls that fit.)"
         )
+        return await self._request(message, [EXTEND, STOP]) == EXTEND
+
+    async def _request(self, message: str, actions: list[str]) -> str | None:
         params = types.ShowMessageRequestParams(
             type=types.MessageType.Warning,
             message=message,
-            actions=[types.MessageActionItem(title=EXTEND), types.MessageActionItem(title=STOP)],
+            actions=[types.MessageActionItem(title=title) for title in actions],
         )
+        msg_id = f"tether-ask-{uuid.uuid4().hex[:8]}"
+        protocol = self.ls.protocol
         try:
-            answer = await self.ls.window_show_message_request_async(params)
+            answer = await protocol.send_request_async(
+                types.WINDOW_SHOW_MESSAGE_REQUEST, params, msg_id=msg_id
+            )
+        except asyncio.CancelledError:
+            # The turn ended while the dialog was open: take the question back.
+            protocol._request_futures.pop(msg_id, None)
+            protocol.notify(types.CANCEL_REQUEST, types.CancelParams(id=msg_id))
+            raise
         except JsonRpcException as exc:
-            log.warning("the client could not show the budget question: %s", exc)
-            return False
-        return answer is not None and answer.title == EXTEND
+            log.warning("the client could not show the question: %s", exc)
+            return None
+        return answer.title if answer is not None else None

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Literal
+
 from pydantic import BaseModel, ConfigDict, Field
 
 from tether.lsp.bridge import LspUpdates
@@ -25,6 +27,23 @@ class SessionArgument(Argument):
 
 class NoArgument(Argument):
     pass
+
+
+class ApproveArgument(Argument):
+    session: str
+    calls: list[str] | None = None
+    remember: Literal["session", "workspace"] | None = None
+
+
+class DenyArgument(Argument):
+    session: str
+    calls: list[str] | None = None
+    reason: str | None = None
+
+
+class AppliedArgument(Argument):
+    session: str
+    call: str
 
 
 class Cancelled(BaseModel):
@@ -54,10 +73,29 @@ def register(server: TetherServer) -> None:
             ls.turn_requests.pop(request, None)
             ls.progress_sessions.pop(token, None)
 
+    @server.command("tether.approve")
+    @json_rpc_errors(ApproveArgument)
+    async def approve(ls: TetherServer, arg: ApproveArgument) -> TurnResult:
+        updates = LspUpdates(ls, arg.session)
+        return await ls.tether.approve(arg.session, arg.calls, arg.remember, updates)
+
+    @server.command("tether.deny")
+    @json_rpc_errors(DenyArgument)
+    async def deny(ls: TetherServer, arg: DenyArgument) -> TurnResult:
+        updates = LspUpdates(ls, arg.session)
+        return await ls.tether.deny(arg.session, arg.calls, arg.reason, updates)
+
+    @server.command("tether.applied")
+    @json_rpc_errors(AppliedArgument)
+    async def applied(ls: TetherServer, arg: AppliedArgument) -> TurnResult:
+        # The person applied a pending patch from its code action: record it, run on.
+        updates = LspUpdates(ls, arg.session)
+        return await ls.tether.applied(arg.session, arg.call, updates)
+
     @server.command("tether.cancel")
     @json_rpc_errors(SessionArgument)
     async def cancel(ls: TetherServer, arg: SessionArgument) -> Cancelled:
-        return Cancelled(cancelled=ls.tether.cancel(arg.session))
+        return Cancelled(cancelled=ls.tether.cancel(arg.session, LspUpdates(ls, arg.session)))
 
     @server.command("tether.sessions")
     @json_rpc_errors(NoArgument)

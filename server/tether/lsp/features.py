@@ -2,12 +2,20 @@
 
 from __future__ import annotations
 
-from lsprotocol import types
+from pathlib import Path
 
+from lsprotocol import types
+from pygls.uris import to_fs_path
+
+from tether.lsp.bridge import LspUpdates
+from tether.lsp.editor import LspEditor
 from tether.lsp.server import TetherServer
+from tether.models import PendingCall
 
 
 def register(server: TetherServer) -> None:
+    register_code_actions(server)
+
     @server.feature(types.INITIALIZE)
     def initialize(ls: TetherServer, params: types.InitializeParams) -> None:
         ls.start(params)
@@ -22,10 +30,61 @@ def register(server: TetherServer) -> None:
     @server.feature(types.WINDOW_WORK_DONE_PROGRESS_CANCEL)
     def progress_cancel(ls: TetherServer, params: types.WorkDoneProgressCancelParams) -> None:
         if (session := ls.progress_sessions.get(params.token)) is not None:
-            ls.tether.cancel(session)
+            ls.tether.cancel(session, LspUpdates(ls, session))
 
     @server.feature(types.SHUTDOWN)
     async def shutdown(ls: TetherServer, *args: object) -> None:
         # Turns must end before pygls tears down its request table (pygls#606).
         if ls._tether is not None:
             await ls._tether.shutdown()
+
+
+def register_code_actions(server: TetherServer) -> None:
+    options = types.CodeActionOptions(code_action_kinds=[types.CodeActionKind.QuickFix])
+
+    @server.feature(types.TEXT_DOCUMENT_CODE_ACTION, options)
+    async def code_actions(
+        ls: TetherServer, params: types.CodeActionParams
+    ) -> list[types.CodeAction]:
+        """While calls wait for approval, every document offers to decide them."""
+        actions: list[types.CodeAction] = []
+        for session, waiting in ls.tether.pending_everywhere().items():
+            for call in waiting:
+                target = {"session": session, "calls": [call.call_id]}
+                for verb, command in (("Allow", "tether.approve"), ("Deny", "tether.deny")):
+                    title = f"{verb}: {call.summary}"
+                    actions.append(
+                        types.CodeAction(
+                            title=title,
+                            kind=types.CodeActionKind.QuickFix,
+                            command=types.Command(title=title, command=command, arguments=[target]),
+                        )
+                    )
+                if (patch := await _patch_action(ls, session, call, params)) is not None:
+                    actions.append(patch)
+        return actions
+
+
+async def _patch_action(
+    ls: TetherServer, session: str, call: PendingCall, params: types.CodeActionParams
+) -> types.CodeAction | None:
+    """For a pending patch of this very document: the patch itself, to preview and apply."""
+    planned = await ls.tether.planned_edit(session, call.call_id)
+    if planned is None or planned.path.resolve().as_uri() != _normal(params.text_document.uri):
+        return None
+    edit = LspEditor(ls).workspace_edit(planned)
+    if edit is None:
+        return None
+    title = f"Apply patch: {call.summary}"
+    recorded = {"session": session, "call": call.call_id}
+    return types.CodeAction(
+        title=title,
+        kind=types.CodeActionKind.QuickFix,
+        edit=edit,
+        command=types.Command(title=title, command="tether.applied", arguments=[recorded]),
+    )
+
+
+def _normal(uri: str) -> str:
+    path = to_fs_path(uri)
+    return Path(path).resolve().as_uri() if path else uri

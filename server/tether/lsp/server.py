@@ -17,8 +17,9 @@ from tether import __version__
 from tether.app import Tether
 from tether.config import Settings
 from tether.errors import ConfigError, RequestError
-from tether.lsp.approval import LspApprover
-from tether.lsp.bridge import LspDocuments
+from tether.lsp.approval import LspPerson
+from tether.lsp.bridge import LspDocuments, LspUpdates
+from tether.lsp.editor import LspEditor
 
 log = logging.getLogger(__name__)
 
@@ -60,7 +61,9 @@ class TetherServer(LanguageServer):
                 types.ShowMessageParams(type=types.MessageType.Warning, message=str(exc))
             )
         workspace = _workspace_root(params)
-        self._tether = Tether(self.settings, workspace, LspDocuments(self), LspApprover(self))
+        self._tether = Tether(
+            self.settings, workspace, LspDocuments(self), LspPerson(self), LspEditor(self)
+        )
         log.info("tether %s serving %s", __version__, workspace)
 
     def configure(self, layer: Any) -> None:
@@ -78,7 +81,7 @@ class TetherServer(LanguageServer):
 
     def cancel_turn_request(self, msg_id: Any) -> bool:
         session = self.turn_requests.get(msg_id)
-        return session is not None and self.tether.cancel(session)
+        return session is not None and self.tether.cancel(session, LspUpdates(self, session))
 
     def report_server_error(self, error: Exception, source: Any) -> None:
         # The default pops a message in the editor for every bad message; a log is enough.

@@ -20,6 +20,7 @@ from pathlib import Path
 from tether.errors import UnknownSession
 from tether.models import (
     AssistantMessage,
+    Frozen,
     Message,
     Reply,
     SessionInfo,
@@ -31,42 +32,8 @@ from tether.models import (
     iso,
     now,
 )
-
-SCHEMA = """
-CREATE TABLE IF NOT EXISTS sessions (
-    id TEXT PRIMARY KEY,
-    workspace TEXT NOT NULL,
-    title TEXT NOT NULL,
-    status TEXT NOT NULL,
-    created TEXT NOT NULL,
-    updated TEXT NOT NULL,
-    owner INTEGER
-);
-CREATE TABLE IF NOT EXISTS messages (
-    session_id TEXT NOT NULL REFERENCES sessions(id),
-    seq INTEGER NOT NULL,
-    role TEXT NOT NULL CHECK (role IN ('user', 'assistant')),
-    content TEXT NOT NULL,
-    created TEXT NOT NULL,
-    PRIMARY KEY (session_id, seq)
-);
-CREATE TABLE IF NOT EXISTS tool_calls (
-    session_id TEXT NOT NULL,
-    message_seq INTEGER NOT NULL,
-    idx INTEGER NOT NULL,
-    call_id TEXT NOT NULL,
-    name TEXT NOT NULL,
-    arguments TEXT NOT NULL,
-    status TEXT,
-    content TEXT,
-    started_at TEXT,
-    ended_at TEXT,
-    reason TEXT,
-    decided_by TEXT,
-    PRIMARY KEY (session_id, message_seq, idx),
-    FOREIGN KEY (session_id, message_seq) REFERENCES messages(session_id, seq)
-);
-"""
+from tether.store.rules import RuleBook
+from tether.store.schema import connect
 
 REPAIR_REASON = "unanswered_tool_call_repair"
 REPAIRED_CONTENT = {
@@ -81,22 +48,24 @@ REPAIRED_CONTENT = {
 }
 
 
+class Parked(Frozen):
+    """A reply whose remaining calls wait, mostly for a person's decision."""
+
+    seq: int
+    calls: tuple[ToolCall, ...]
+    answered: frozenset[int]
+    decisions: dict[str, tuple[str | None, str | None]]
+
+
 def _time(text: str | None) -> datetime | None:
     return datetime.fromisoformat(text.replace("Z", "+00:00")) if text else None
 
 
 class Store:
     def __init__(self, path: Path) -> None:
-        path.parent.mkdir(parents=True, exist_ok=True)
         self.path = path
-        # isolation_level=None: transactions are explicit, each write commits at once.
-        self._db = sqlite3.connect(path, isolation_level=None, check_same_thread=False)
-        self._db.row_factory = sqlite3.Row
-        self._db.execute("PRAGMA journal_mode=WAL")
-        self._db.execute("PRAGMA synchronous=NORMAL")
-        self._db.execute("PRAGMA foreign_keys=ON")
-        self._db.execute("PRAGMA busy_timeout=5000")
-        self._db.executescript(SCHEMA)
+        self._db = connect(path)
+        self.rules = RuleBook(self._db)
 
     def close(self) -> None:
         self._db.close()
@@ -202,13 +171,13 @@ class Store:
             ),
         )
 
-    def repair(self, session: str) -> int:
-        """Answer every call that has no result. Returns how many were answered."""
+    def repair(self, session: str, keep: int | None = None) -> int:
+        """Answer every call that has no result, except those of the parked reply ``keep``."""
         with self._transaction() as db:
             rows = db.execute(
                 "SELECT message_seq, idx, started_at FROM tool_calls"
-                " WHERE session_id = ? AND status IS NULL",
-                (session,),
+                " WHERE session_id = ? AND status IS NULL AND message_seq IS NOT ?",
+                (session, keep),
             ).fetchall()
             for row in rows:
                 status = "interrupted" if row["started_at"] else "cancelled"
@@ -219,6 +188,49 @@ class Store:
                     (status, REPAIRED_CONTENT[status], REPAIR_REASON, session, *row[:2]),
                 )
             return len(rows)
+
+    # -- parked replies and decisions -------------------------------------------
+
+    def parked(self, session: str) -> Parked | None:
+        """The last reply, when some of its calls still wait for an answer."""
+        row = self._db.execute(
+            "SELECT MAX(seq) FROM messages WHERE session_id = ? AND role = 'assistant'",
+            (session,),
+        ).fetchone()
+        if row[0] is None:
+            return None
+        rows = self._db.execute(
+            "SELECT * FROM tool_calls WHERE session_id = ? AND message_seq = ? ORDER BY idx",
+            (session, row[0]),
+        ).fetchall()
+        if all(r["status"] for r in rows):
+            return None
+        return Parked(
+            seq=row[0],
+            calls=tuple(map(_call, rows)),
+            answered=frozenset(r["idx"] for r in rows if r["status"]),
+            decisions={r["call_id"]: (r["decision"], r["decision_reason"]) for r in rows},
+        )
+
+    def decide(
+        self, session: str, seq: int, call_id: str, decision: str, reason: str | None
+    ) -> None:
+        self._db.execute(
+            "UPDATE tool_calls SET decision = ?, decision_reason = ?"
+            " WHERE session_id = ? AND message_seq = ? AND call_id = ? AND status IS NULL",
+            (decision, reason, session, seq, call_id),
+        )
+
+    def turn_calls(self, session: str, before: int) -> list[ToolCall]:
+        """The calls this turn made before reply ``before``: since the last prompt."""
+        rows = self._db.execute(
+            "SELECT * FROM tool_calls WHERE session_id = ? AND message_seq < ? AND message_seq >"
+            " (SELECT COALESCE(MAX(seq), -1) FROM messages"
+            "  WHERE session_id = ? AND role = 'user' AND seq < ?)"
+            " ORDER BY message_seq, idx",
+            (session, before, session, before),
+        ).fetchall()
+        return [_call(row) for row in rows]
 
     def load(self, session: str) -> list[Message]:
         """The transcript in order; each reply's answers follow it in call order."""
@@ -241,14 +253,6 @@ class Store:
             )
             messages.extend(ToolMessage(result=_result(r)) for r in rows if r["status"])
         return messages
-
-    def unanswered(self, session: str) -> list[tuple[int, int, ToolCall]]:
-        rows = self._db.execute(
-            "SELECT * FROM tool_calls WHERE session_id = ? AND status IS NULL"
-            " ORDER BY message_seq, idx",
-            (session,),
-        ).fetchall()
-        return [(row["message_seq"], row["idx"], _call(row)) for row in rows]
 
     def stats(self, session: str) -> Stats:
         rows = self._db.execute(

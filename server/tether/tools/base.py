@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any, Protocol, runtime_checkable
 
 from pydantic import BaseModel
 
@@ -34,11 +34,43 @@ class NoDocuments:
         return []
 
 
+class Replacement(BaseModel):
+    """Replace ``text[start:end]`` (string offsets into the current text) with ``new``."""
+
+    start: int
+    end: int
+    new: str
+
+
+class FileEdit(BaseModel):
+    """One file's change: the text it was planned against, and the replacements."""
+
+    path: Path
+    before: str | None  # None: the file does not exist yet
+    after: str
+    replacements: list[Replacement]
+
+
+class Editor(Protocol):
+    """The editor's side of a patch: land it in its buffers and undo history."""
+
+    async def apply(self, edit: FileEdit, label: str) -> bool:
+        """True when the editor applied it; False when the server must write it itself."""
+        ...
+
+
+class NoEditor:
+    async def apply(self, edit: FileEdit, label: str) -> bool:
+        return False
+
+
 @dataclass(frozen=True)
 class ToolContext:
     workspace: Path
     documents: Documents
     settings: ToolsSettings
+    editor: Editor = field(default_factory=NoEditor)
+    secrets: tuple[str, ...] = ()  # values never handed to a command's environment
 
     def resolve(self, raw: str) -> Path:
         """A model-given path, relative to the workspace or absolute, symlinks followed."""
@@ -77,3 +109,30 @@ class Tool(Protocol):
     async def run(self, params: Any, ctx: ToolContext) -> str:
         """Do the work; return what the model reads. Raise ``ToolError`` on failure."""
         ...
+
+
+class Memory(BaseModel):
+    """What an allowed call may be remembered by: a key to match, and words for the person."""
+
+    key: str
+    words: str
+
+
+@runtime_checkable
+class Gated(Protocol):
+    """What an approval-requiring tool adds, so a person can judge and remember its calls."""
+
+    async def preview(self, params: Any, ctx: ToolContext) -> str:
+        """What the person is shown before deciding: the command line, the diff."""
+        ...
+
+    def remember(self, params: Any, ctx: ToolContext) -> Memory | None:
+        """How an "allow always" of this call is scoped; None: it cannot be remembered."""
+        ...
+
+
+@runtime_checkable
+class EditsFiles(Protocol):
+    """A tool whose call is a file edit that can be planned, and previewed, before it runs."""
+
+    async def plan(self, params: Any, ctx: ToolContext) -> FileEdit: ...

@@ -166,7 +166,7 @@ def test_reads_inside_follows_dotdot_and_symlinks(tmp_path: Path) -> None:
 PATH_TOOLS = {"fs-read", "fs-list", "fs-find", "index-grep", "outline", "git-diff"}
 
 
-def test_builtin_tools_are_the_read_only_tools_in_contract_order() -> None:
+def test_builtin_tools_are_the_contracts_tools_in_its_order() -> None:
     assert [tool.name for tool in builtin_tools()] == [
         "fs-read",
         "fs-list",
@@ -176,6 +176,8 @@ def test_builtin_tools_are_the_read_only_tools_in_contract_order() -> None:
         "git-status",
         "git-diff",
         "git-head",
+        "command",
+        "patch",
     ]
 
 

@@ -1,0 +1,62 @@
+"""Remembered approvals: a rule allows calls of one tool whose key matches, in a scope.
+
+A key is what the tool says a call may be remembered by (for a command, its
+executable and leading arguments; for a patch, the file), so a rule never
+means "any command".
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from typing import Literal
+
+from tether.models import Frozen, iso, now
+
+Scope = Literal["session", "workspace"]
+
+
+class Rule(Frozen):
+    id: int
+    scope: Scope
+    tool: str
+    key: str
+    words: str
+
+
+class RuleBook:
+    def __init__(self, db: sqlite3.Connection) -> None:
+        self._db = db
+
+    def add(self, scope: Scope, scope_id: str, tool: str, key: str, words: str) -> Rule:
+        self._db.execute(
+            "INSERT OR IGNORE INTO rules (scope, scope_id, tool, key, words, created)"
+            " VALUES (?, ?, ?, ?, ?, ?)",
+            (scope, scope_id, tool, key, words, iso(now())),
+        )
+        row = self._db.execute(
+            "SELECT * FROM rules WHERE scope = ? AND scope_id = ? AND tool = ? AND key = ?",
+            (scope, scope_id, tool, key),
+        ).fetchone()
+        return _rule(row)
+
+    def match(self, session: str, workspace: str, tool: str, key: str) -> Rule | None:
+        row = self._db.execute(
+            "SELECT * FROM rules WHERE tool = ? AND key = ? AND"
+            " ((scope = 'session' AND scope_id = ?) OR (scope = 'workspace' AND scope_id = ?))",
+            (tool, key, session, workspace),
+        ).fetchone()
+        return _rule(row) if row else None
+
+    def listed(self, session: str, workspace: str) -> list[Rule]:
+        rows = self._db.execute(
+            "SELECT * FROM rules WHERE (scope = 'session' AND scope_id = ?)"
+            " OR (scope = 'workspace' AND scope_id = ?) ORDER BY id",
+            (session, workspace),
+        ).fetchall()
+        return [_rule(row) for row in rows]
+
+
+def _rule(row: sqlite3.Row) -> Rule:
+    return Rule(
+        id=row["id"], scope=row["scope"], tool=row["tool"], key=row["key"], words=row["words"]
+    )

@@ -1,0 +1,67 @@
+"""The database: one SQLite file, WAL, explicit transactions."""
+
+from __future__ import annotations
+
+import sqlite3
+from pathlib import Path
+
+SCHEMA = """
+CREATE TABLE IF NOT EXISTS sessions (
+    id TEXT PRIMARY KEY,
+    workspace TEXT NOT NULL,
+    title TEXT NOT NULL,
+    status TEXT NOT NULL,
+    created TEXT NOT NULL,
+    updated TEXT NOT NULL,
+    owner INTEGER
+);
+CREATE TABLE IF NOT EXISTS messages (
+    session_id TEXT NOT NULL REFERENCES sessions(id),
+    seq INTEGER NOT NULL,
+    role TEXT NOT NULL CHECK (role IN ('user', 'assistant')),
+    content TEXT NOT NULL,
+    created TEXT NOT NULL,
+    PRIMARY KEY (session_id, seq)
+);
+CREATE TABLE IF NOT EXISTS tool_calls (
+    session_id TEXT NOT NULL,
+    message_seq INTEGER NOT NULL,
+    idx INTEGER NOT NULL,
+    call_id TEXT NOT NULL,
+    name TEXT NOT NULL,
+    arguments TEXT NOT NULL,
+    status TEXT,
+    content TEXT,
+    started_at TEXT,
+    ended_at TEXT,
+    reason TEXT,
+    decided_by TEXT,
+    decision TEXT CHECK (decision IN ('allow', 'deny', 'dismissed')),
+    decision_reason TEXT,
+    PRIMARY KEY (session_id, message_seq, idx),
+    FOREIGN KEY (session_id, message_seq) REFERENCES messages(session_id, seq)
+);
+CREATE TABLE IF NOT EXISTS rules (
+    id INTEGER PRIMARY KEY,
+    scope TEXT NOT NULL CHECK (scope IN ('session', 'workspace')),
+    scope_id TEXT NOT NULL,
+    tool TEXT NOT NULL,
+    key TEXT NOT NULL,
+    words TEXT NOT NULL,
+    created TEXT NOT NULL,
+    UNIQUE (scope, scope_id, tool, key)
+);
+"""
+
+
+def connect(path: Path) -> sqlite3.Connection:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    # isolation_level=None: transactions are explicit, each write commits at once.
+    db = sqlite3.connect(path, isolation_level=None, check_same_thread=False)
+    db.row_factory = sqlite3.Row
+    db.execute("PRAGMA journal_mode=WAL")
+    db.execute("PRAGMA synchronous=NORMAL")
+    db.execute("PRAGMA foreign_keys=ON")
+    db.execute("PRAGMA busy_timeout=5000")
+    db.executescript(SCHEMA)
+    return db

@@ -1,0 +1,216 @@
+from __future__ import annotations
+
+import asyncio
+import dataclasses
+import itertools
+import os
+import sys
+import time
+from pathlib import Path
+
+import pytest
+from pydantic import ValidationError
+
+from tests.unit.tools import call, context, recorded_pid, summary
+from tether.errors import ToolError
+from tether.tools.command import KEEP_CHARS, Command, CommandParams, command_key
+
+pytestmark = pytest.mark.skipif(sys.platform == "win32", reason="POSIX shell commands")
+
+COMMAND = Command()
+
+
+def dead(pid: int, within_s: float = 3.0) -> bool:
+    """The process is gone, or killed and waiting to be reaped (a zombie is dead)."""
+    deadline = time.monotonic() + within_s
+    while time.monotonic() < deadline:
+        try:
+            os.kill(pid, 0)
+        except ProcessLookupError:
+            return True
+        try:
+            state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+        except (OSError, IndexError):
+            state = ""
+        if state == "Z":
+            return True
+        time.sleep(0.05)
+    return False
+
+
+async def started(pid_file: Path) -> int:
+    for _ in range(500):
+        if (pid := recorded_pid(pid_file)) is not None:
+            return pid
+        await asyncio.sleep(0.01)
+    raise AssertionError("the grandchild never started")
+
+
+async def test_a_zero_exit_answers_the_exit_code_then_the_output(tmp_path: Path) -> None:
+    out = await call(COMMAND, context(tmp_path), command="echo hello; echo world")
+    assert out == "exit code: 0\nhello\nworld"
+
+
+async def test_no_output_says_so(tmp_path: Path) -> None:
+    assert await call(COMMAND, context(tmp_path), command="true") == "exit code: 0\n(no output)"
+
+
+async def test_a_non_zero_exit_is_an_error_with_the_same_shape(tmp_path: Path) -> None:
+    with pytest.raises(ToolError) as failed:
+        await call(COMMAND, context(tmp_path), command="echo oops >&2; exit 3")
+    assert str(failed.value) == "exit code: 3\noops"
+
+
+async def test_stdout_and_stderr_are_merged_in_the_order_written(tmp_path: Path) -> None:
+    out = await call(
+        COMMAND, context(tmp_path), command="echo one; echo two >&2; echo three; echo four >&2"
+    )
+    assert out == "exit code: 0\none\ntwo\nthree\nfour"
+
+
+async def test_it_runs_in_the_workspace_root_with_no_input(tmp_path: Path) -> None:
+    out = await call(COMMAND, context(tmp_path), command="pwd; cat; echo end")
+    assert out == f"exit code: 0\n{tmp_path.resolve()}\nend"
+
+
+async def test_long_output_keeps_head_and_tail_with_a_note_of_what_was_cut(
+    tmp_path: Path,
+) -> None:
+    out = await call(COMMAND, context(tmp_path), command="seq 1 300000")
+    lines = out.splitlines()
+    assert lines[:3] == ["exit code: 0", "1", "2"]
+    assert lines[-1] == "300000"
+    notes = [line for line in lines if line.startswith("[…")]
+    assert len(notes) == 1
+    kept = [int(line) for line in lines[1:] if not line.startswith("[…")]
+    cut_lines = 300000 - len(kept)
+    cut_chars = sum(len(f"{n}\n") for n in range(1, 300001)) - sum(len(f"{n}\n") for n in kept)
+    assert notes[0] == f"[… {cut_chars:,} characters ({cut_lines:,} lines) cut …]"
+    assert len(out) < 2 * KEEP_CHARS + 200
+    # Whole lines either side of the cut: the numbers run on without a gap but one.
+    gap = [b - a for a, b in itertools.pairwise(kept) if b - a != 1]
+    assert gap == [cut_lines + 1]
+
+
+async def test_a_timeout_kills_the_command_and_its_children(tmp_path: Path) -> None:
+    pid_file = tmp_path / "grandchild.pid"
+    line = f"echo before; sh -c 'sleep 30 & echo $! > {pid_file}; wait'"
+    began = time.monotonic()
+    with pytest.raises(ToolError) as failed:
+        await call(COMMAND, context(tmp_path), command=line, timeout_s=0.5)
+    assert time.monotonic() - began < 5
+    assert str(failed.value) == (
+        "timed out after 0.5 s; the command and its children were killed\nbefore"
+    )
+    pid = recorded_pid(pid_file)
+    assert pid is not None and dead(pid)
+
+
+async def test_cancellation_kills_the_group_and_goes_on(tmp_path: Path) -> None:
+    pid_file = tmp_path / "grandchild.pid"
+    line = f"sh -c 'sleep 30 & echo $! > {pid_file}; wait'"
+    task = asyncio.ensure_future(call(COMMAND, context(tmp_path), command=line))
+    pid = await started(pid_file)
+    task.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await task
+    assert dead(pid)
+
+
+async def test_background_processes_holding_the_output_are_killed_after_the_command(
+    tmp_path: Path,
+) -> None:
+    pid_file = tmp_path / "bg.pid"
+    began = time.monotonic()
+    out = await call(
+        COMMAND, context(tmp_path), command=f"sleep 30 & echo $! > {pid_file}; echo hi"
+    )
+    assert time.monotonic() - began < 10
+    assert out.startswith("exit code: 0\nhi\n[the command exited, but processes it started")
+    pid = recorded_pid(pid_file)
+    assert pid is not None and dead(pid)
+
+
+async def test_the_environment_hides_tether_settings_keys_and_secrets(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("TETHER_X", "tether-setting")
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-openai")
+    monkeypatch.setenv("SOME_TOKEN", "the-secret-value")
+    monkeypatch.setenv("HARMLESS", "visible")
+    ctx = dataclasses.replace(context(tmp_path), secrets=("the-secret-value",))
+    out = await call(COMMAND, ctx, command="env")
+    assert "TETHER_X" not in out and "OPENAI_API_KEY" not in out
+    assert "the-secret-value" not in out and "SOME_TOKEN" not in out
+    assert "HARMLESS=visible" in out
+    assert f"PATH={os.environ['PATH']}" in out
+
+
+async def test_a_command_killed_by_a_signal_says_which(tmp_path: Path) -> None:
+    with pytest.raises(ToolError, match=r"^exit code: -9 \(killed by SIGKILL\)"):
+        await call(COMMAND, context(tmp_path), command="kill -9 $$")
+
+
+@pytest.mark.parametrize(
+    ("line", "key"),
+    [
+        ("git status", "git status"),
+        ("git status -s --branch", "git status"),
+        ("git  'status'  -s", "git status"),
+        ("npm test", "npm test"),
+        ("cargo build --release", "cargo build"),
+        ("npm run test:unit", "npm run"),
+        ("pytest", "pytest"),
+        ("pytest -x tests/unit", "pytest"),
+        ("ls -la", "ls"),
+        ("./scripts/check.sh --fast", "./scripts/check.sh"),
+        ("git -C sub status", "git"),
+        ("echo ok; rm -rf x", None),
+        ("make && make install", None),
+        ("false || true", None),
+        ("cat x | sh", None),
+        ("echo $(whoami)", None),
+        ("echo `whoami`", None),
+        ("echo hi > out.txt", None),
+        ("wc -l < in.txt", None),
+        ("sleep 5 &", None),
+        ("echo one\necho two", None),
+        ("echo 'unclosed", None),
+        ("", None),
+        ("FOO=bar git status", None),
+        ("$CMD status", None),
+        ("sudo make install", None),
+        ("bash -c 'rm -rf x'", None),
+        ("env python x.py", None),
+        ("xargs rm", None),
+    ],
+)
+def test_command_key(line: str, key: str | None) -> None:
+    assert command_key(line) == key
+
+
+def test_remember_words_name_the_key(tmp_path: Path) -> None:
+    ctx = context(tmp_path)
+    memory = COMMAND.remember(CommandParams(command="git status -s"), ctx)
+    assert memory is not None
+    assert (memory.key, memory.words) == ("git status", "run `git status …` commands")
+    assert COMMAND.remember(CommandParams(command="git status; rm -rf ."), ctx) is None
+
+
+async def test_summary_preview_and_read_only(tmp_path: Path) -> None:
+    ctx = context(tmp_path)
+    assert summary(COMMAND, ctx, command="make   test\n  --verbose") == "make test --verbose"
+    long = summary(COMMAND, ctx, command="echo " + "x" * 300)
+    assert len(long) == 120 and long.endswith("…")
+    preview = await COMMAND.preview(CommandParams(command="make test\n--verbose"), ctx)
+    assert preview == f"in {ctx.workspace}:\n$ make test\n--verbose"
+    assert not COMMAND.read_only(CommandParams(command="ls"), ctx)
+
+
+@pytest.mark.parametrize(
+    "arguments",
+    [{"command": ""}, {"command": "ls", "timeout_s": 0}, {"command": "ls", "timeout_s": 3601}],
+)
+def test_bad_arguments_are_refused(arguments: dict[str, object]) -> None:
+    with pytest.raises(ValidationError):
+        CommandParams.model_validate(arguments)
