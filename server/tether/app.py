@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Literal
 
 from tether.agent.approval import APPLIED, Gate, Person
+from tether.agent.compaction import Compactor
 from tether.agent.dispatch import Dispatcher
 from tether.agent.events import Updates
 from tether.agent.loop import Agent
@@ -19,7 +20,7 @@ from tether.agent.prompt import system_prompt
 from tether.agent.turns import PARKED, Turns
 from tether.config import Settings
 from tether.errors import ConfigError, RequestError
-from tether.models import History, PendingCall, SessionInfo, TurnResult, message_to_wire
+from tether.models import Compaction, History, PendingCall, SessionInfo, TurnResult, message_to_wire
 from tether.providers import make_provider
 from tether.providers.base import ToolSpec
 from tether.store import Store
@@ -79,7 +80,10 @@ class Tether:
             for t in tools
         ]
         prompt = system_prompt(self.workspace, tools)
-        agent = Agent(provider, self.store, self.dispatcher(), prompt, specs, self.settings.turn)
+        compactor = Compactor(provider, self.store, self.settings.turn)
+        agent = Agent(
+            provider, self.store, self.dispatcher(), compactor, prompt, specs, self.settings.turn
+        )
         try:
             return await go(agent)
         finally:
@@ -153,10 +157,19 @@ class Tether:
     def history(self, session: str) -> History:
         if not self.turns.is_running(session):
             self.turns.open(session)
+        compactions = [
+            Compaction(
+                before=len(self.store.load(session, until=c.upto_seq)),
+                summary=c.summary,
+                created=c.created,
+            )
+            for c in self.store.compactions.listed(session)
+        ]
         return History(
             messages=[message_to_wire(m) for m in self.store.load(session)],
             pending=[pending for pending, _ in self.waiting(session)],
             stats=self.store.stats(session),
+            compactions=compactions,
         )
 
     def pending_everywhere(self) -> dict[str, list[PendingCall]]:

@@ -104,6 +104,17 @@ class Stats(Frozen):
     tool_calls: int = 0
     tool_time_s: float = 0.0
     tool_time_sum_s: float = 0.0
+    requests: int = 0  # provider requests that reported usage
+    input_tokens: int = 0
+    output_tokens: int = 0
+
+
+class Compaction(Frozen):
+    """Where a session's context was rebuilt: messages before ``before`` were summarised."""
+
+    before: int  # index into the history's messages
+    summary: str
+    created: str
 
 
 class TurnResult(Frozen):
@@ -127,6 +138,7 @@ class History(Frozen):
     messages: list[dict[str, Any]] = Field(default_factory=list)
     pending: list[PendingCall] = Field(default_factory=list)
     stats: Stats = Stats()
+    compactions: list[Compaction] = Field(default_factory=list)
 
 
 def message_to_wire(message: Message) -> dict[str, Any]:

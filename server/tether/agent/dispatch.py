@@ -41,6 +41,7 @@ class TurnState:
     budget: int
     repeat_limit: int
     used: int = 0
+    requests: int = 0
     seen: Counter[str] = field(default_factory=Counter)
     stop_reason: str | None = None
     pending: list[PendingCall] = field(default_factory=list)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from tether.agent.compaction import Compactor
 from tether.agent.dispatch import Dispatcher, TurnState
 from tether.agent.events import TextUpdate, Updates
 from tether.config import TurnSettings
@@ -22,6 +23,7 @@ class Agent:
         provider: Provider,
         store: Store,
         dispatcher: Dispatcher,
+        compactor: Compactor,
         system: str,
         tools: Sequence[ToolSpec],
         settings: TurnSettings,
@@ -29,6 +31,7 @@ class Agent:
         self.provider = provider
         self.store = store
         self.dispatcher = dispatcher
+        self.compactor = compactor
         self.system = system
         self.tools = tuple(tools)
         self.settings = settings
@@ -54,6 +57,10 @@ class Agent:
                 return TurnResult(session=session, status="awaiting_approval", pending=turn.pending)
             if turn.stop_reason:
                 return TurnResult(session=session, status="stopped", error=turn.stop_reason)
+            turn.requests += 1
+            if turn.requests > self.settings.max_requests:
+                turn.stop_reason = f"the turn reached max_requests ({self.settings.max_requests})"
+                continue
             # A lone call in the last round: remind the model, in the next request only, to batch.
             reply = await self.reply(session, len(last) == 1, updates)
             seq = self.store.append_reply(session, reply)
@@ -64,7 +71,8 @@ class Agent:
 
     async def reply(self, session: str, nudge: bool, updates: Updates) -> Reply:
         """One reply, streamed; the request is rebuilt from the store every round."""
-        messages = (*self.store.load(session), *([BATCH_NUDGE] if nudge else []))
+        await self.compactor.maybe_compact(session)
+        messages = (*self.compactor.context(session), *([BATCH_NUDGE] if nudge else []))
         request = ChatRequest(system=self.system, messages=messages, tools=self.tools)
         async for event in self.provider.stream(request):
             if isinstance(event, TextDelta):

@@ -21,6 +21,8 @@ CREATE TABLE IF NOT EXISTS messages (
     role TEXT NOT NULL CHECK (role IN ('user', 'assistant')),
     content TEXT NOT NULL,
     created TEXT NOT NULL,
+    input_tokens INTEGER,
+    output_tokens INTEGER,
     PRIMARY KEY (session_id, seq)
 );
 CREATE TABLE IF NOT EXISTS tool_calls (
@@ -40,6 +42,14 @@ CREATE TABLE IF NOT EXISTS tool_calls (
     decision_reason TEXT,
     PRIMARY KEY (session_id, message_seq, idx),
     FOREIGN KEY (session_id, message_seq) REFERENCES messages(session_id, seq)
+);
+CREATE TABLE IF NOT EXISTS compactions (
+    session_id TEXT NOT NULL REFERENCES sessions(id),
+    upto_seq INTEGER NOT NULL,
+    at_seq INTEGER NOT NULL,
+    summary TEXT NOT NULL,
+    created TEXT NOT NULL,
+    PRIMARY KEY (session_id, at_seq)
 );
 CREATE TABLE IF NOT EXISTS rules (
     id INTEGER PRIMARY KEY,
@@ -64,4 +74,22 @@ def connect(path: Path) -> sqlite3.Connection:
     db.execute("PRAGMA foreign_keys=ON")
     db.execute("PRAGMA busy_timeout=5000")
     db.executescript(SCHEMA)
+    _add_missing_columns(db)
     return db
+
+
+def _add_missing_columns(db: sqlite3.Connection) -> None:
+    """A store made by an earlier tether gains the columns added since; nothing is lost."""
+    for table, column, kind in ADDED_COLUMNS:
+        present = {row["name"] for row in db.execute(f"PRAGMA table_info({table})")}
+        if column not in present:
+            db.execute(f"ALTER TABLE {table} ADD COLUMN {column} {kind}")
+
+
+ADDED_COLUMNS = [
+    ("sessions", "owner", "INTEGER"),
+    ("messages", "input_tokens", "INTEGER"),
+    ("messages", "output_tokens", "INTEGER"),
+    ("tool_calls", "decision", "TEXT"),
+    ("tool_calls", "decision_reason", "TEXT"),
+]

@@ -32,6 +32,7 @@ from tether.models import (
     iso,
     now,
 )
+from tether.store.compactions import Compactions
 from tether.store.rules import RuleBook
 from tether.store.schema import connect
 
@@ -66,6 +67,7 @@ class Store:
         self.path = path
         self._db = connect(path)
         self.rules = RuleBook(self._db)
+        self.compactions = Compactions(self._db)
 
     def close(self) -> None:
         self._db.close()
@@ -124,6 +126,12 @@ class Store:
         """Store the reply and its calls, unanswered, in one transaction."""
         with self._transaction() as db:
             seq = self._append_message(db, session, "assistant", reply.text)
+            if reply.usage is not None:
+                db.execute(
+                    "UPDATE messages SET input_tokens = ?, output_tokens = ?"
+                    " WHERE session_id = ? AND seq = ?",
+                    (reply.usage.input_tokens, reply.usage.output_tokens, session, seq),
+                )
             db.executemany(
                 "INSERT INTO tool_calls (session_id, message_seq, idx, call_id, name, arguments)"
                 " VALUES (?, ?, ?, ?, ?, ?)",
@@ -140,7 +148,8 @@ class Store:
         ).fetchone()
         stamp = iso(now())
         db.execute(
-            "INSERT INTO messages VALUES (?, ?, ?, ?, ?)", (session, last + 1, role, text, stamp)
+            "INSERT INTO messages (session_id, seq, role, content, created) VALUES (?, ?, ?, ?, ?)",
+            (session, last + 1, role, text, stamp),
         )
         db.execute("UPDATE sessions SET updated = ? WHERE id = ?", (stamp, session))
         return int(last) + 1
@@ -232,17 +241,23 @@ class Store:
         ).fetchall()
         return [_call(row) for row in rows]
 
-    def load(self, session: str) -> list[Message]:
-        """The transcript in order; each reply's answers follow it in call order."""
+    def load(self, session: str, since: int = 0, until: int | None = None) -> list[Message]:
+        """The transcript in order (messages ``since`` <= seq < ``until``); each reply's
+        answers follow it in call order."""
         self.session(session)
+        end = until if until is not None else 2**62
         calls: dict[int, list[sqlite3.Row]] = {}
         for row in self._db.execute(
-            "SELECT * FROM tool_calls WHERE session_id = ? ORDER BY message_seq, idx", (session,)
+            "SELECT * FROM tool_calls WHERE session_id = ? AND message_seq >= ?"
+            " AND message_seq < ? ORDER BY message_seq, idx",
+            (session, since, end),
         ):
             calls.setdefault(row["message_seq"], []).append(row)
         messages: list[Message] = []
         for row in self._db.execute(
-            "SELECT seq, role, content FROM messages WHERE session_id = ? ORDER BY seq", (session,)
+            "SELECT seq, role, content FROM messages WHERE session_id = ? AND seq >= ?"
+            " AND seq < ? ORDER BY seq",
+            (session, since, end),
         ):
             if row["role"] == "user":
                 messages.append(UserMessage(content=row["content"]))
@@ -254,6 +269,22 @@ class Store:
             messages.extend(ToolMessage(result=_result(r)) for r in rows if r["status"])
         return messages
 
+    def seqs(self, session: str, role: str) -> list[int]:
+        rows = self._db.execute(
+            "SELECT seq FROM messages WHERE session_id = ? AND role = ? ORDER BY seq",
+            (session, role),
+        )
+        return [row[0] for row in rows]
+
+    def last_usage(self, session: str) -> tuple[int, int] | None:
+        """The newest reply's (seq, tokens in and out): how big the context was then."""
+        row = self._db.execute(
+            "SELECT seq, input_tokens + output_tokens FROM messages WHERE session_id = ?"
+            " AND role = 'assistant' AND input_tokens IS NOT NULL ORDER BY seq DESC LIMIT 1",
+            (session,),
+        ).fetchone()
+        return (row[0], row[1]) if row else None
+
     def stats(self, session: str) -> Stats:
         rows = self._db.execute(
             "SELECT started_at, ended_at FROM tool_calls WHERE session_id = ?", (session,)
@@ -263,7 +294,16 @@ class Store:
             for start, end in ((_time(r["started_at"]), _time(r["ended_at"])) for r in rows)
             if start is not None and end is not None
         )
+        requests, tokens_in, tokens_out = self._db.execute(
+            "SELECT COUNT(input_tokens), COALESCE(SUM(input_tokens), 0),"
+            " COALESCE(SUM(output_tokens), 0) FROM messages"
+            " WHERE session_id = ? AND role = 'assistant'",
+            (session,),
+        ).fetchone()
         return Stats(
+            requests=requests,
+            input_tokens=tokens_in,
+            output_tokens=tokens_out,
             tool_calls=len(rows),
             tool_time_s=round(_union_seconds(spans), 6),
             tool_time_sum_s=round(sum((end - start).total_seconds() for start, end in spans), 6),

@@ -10,6 +10,7 @@ import pytest
 
 from tests.support.scripted import EchoTool, ScriptedProvider, WriteTool, reply
 from tether.agent.approval import Answer, Gate
+from tether.agent.compaction import Compactor
 from tether.agent.dispatch import Dispatcher
 from tether.agent.events import Update
 from tether.agent.loop import Agent
@@ -66,7 +67,10 @@ class Harness:
         gate = Gate(self.store, self.approvals, self.workspace)
         dispatcher = Dispatcher(tools, ctx, self.store, gate, self.settings)
         self.provider = provider
-        self.agent = Agent(provider, self.store, dispatcher, "system", [], self.settings.turn)
+        compactor = Compactor(provider, self.store, self.settings.turn)
+        self.agent = Agent(
+            provider, self.store, dispatcher, compactor, "system", [], self.settings.turn
+        )
         self.turns = Turns(self.store)
         self.recorder = Recorder()
 
