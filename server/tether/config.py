@@ -50,6 +50,10 @@ class ToolsSettings(Section):
 class TurnSettings(Section):
     tool_budget: int = Field(default=64, ge=1)
     repeat_limit: int = Field(default=4, ge=2)
+    max_requests: int = Field(default=100, ge=1)
+    context_tokens: int = Field(default=100_000, ge=200)
+    compact_at: float = Field(default=0.8, gt=0, le=1)
+    keep_rounds: int = Field(default=4, ge=1)
 
 
 class ApprovalSettings(Section):
