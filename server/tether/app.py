@@ -10,13 +10,14 @@ from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Literal
 
-from tether.agent.approval import APPLIED, Gate, Person
+from tether.agent.approval import APPLIED, Gate, Nobody, Person
 from tether.agent.compaction import Compactor
 from tether.agent.dispatch import Dispatcher
 from tether.agent.events import Updates
 from tether.agent.loop import Agent
 from tether.agent.owners import as_seen
 from tether.agent.prompt import system_prompt
+from tether.agent.schedule import Scheduler
 from tether.agent.turns import PARKED, Turns
 from tether.config import Settings
 from tether.errors import ConfigError, RequestError
@@ -24,6 +25,7 @@ from tether.models import Compaction, History, PendingCall, SessionInfo, TurnRes
 from tether.providers import make_provider
 from tether.providers.base import ToolSpec
 from tether.store import Store
+from tether.store.tasks import Task
 from tether.tools import builtin_tools
 from tether.tools.base import Documents, Editor, FileEdit, Memory, ToolContext
 
@@ -46,7 +48,13 @@ class Tether:
         self.editor = editor
         self.store = Store(settings.state_dir / "sessions.sqlite3")
         self.gate = Gate(self.store, person, self.workspace)
+        # Scheduled turns never pop a dialog: their approval-requiring calls park.
+        self.quiet_gate = Gate(self.store, Nobody(), self.workspace)
         self.turns = Turns(self.store)
+        self.scheduler = Scheduler(self.store.tasks, str(self.workspace), self._not_serving)
+
+    async def _not_serving(self, task: Task) -> None:
+        """Before the front starts the scheduler, nothing runs."""
 
     def reconfigure(self, settings: Settings) -> None:
         """New settings apply from the next turn; a running turn keeps its own."""
@@ -62,11 +70,12 @@ class Tether:
             self.workspace, self.documents, self.settings.tools, self.editor, secrets
         )
 
-    def dispatcher(self) -> Dispatcher:
-        return Dispatcher(builtin_tools(), self.context(), self.store, self.gate, self.settings)
+    def dispatcher(self, ask: bool = True) -> Dispatcher:
+        gate = self.gate if ask else self.quiet_gate
+        return Dispatcher(builtin_tools(), self.context(), self.store, gate, self.settings)
 
     async def _with_agent(
-        self, session: str, go: Callable[[Agent], Awaitable[TurnResult]]
+        self, session: str, go: Callable[[Agent], Awaitable[TurnResult]], ask: bool = True
     ) -> TurnResult:
         try:
             provider = make_provider(self.settings.provider)
@@ -82,7 +91,7 @@ class Tether:
         prompt = system_prompt(self.workspace, tools)
         compactor = Compactor(provider, self.store, self.settings.turn)
         agent = Agent(
-            provider, self.store, self.dispatcher(), compactor, prompt, specs, self.settings.turn
+            provider, self.store, self.dispatcher(ask), compactor, prompt, specs, self.settings.turn
         )
         try:
             return await go(agent)
@@ -94,10 +103,44 @@ class Tether:
             return self.store.create_session(self.workspace, prompt)
         return self.turns.open(session)
 
-    async def run(self, session: str, prompt: str, updates: Updates) -> TurnResult:
+    async def run(
+        self, session: str, prompt: str, updates: Updates, ask: bool = True
+    ) -> TurnResult:
         return await self._with_agent(
-            session, lambda agent: self.turns.run(agent, session, prompt, updates)
+            session, lambda agent: self.turns.run(agent, session, prompt, updates), ask
         )
+
+    # -- scheduled tasks -------------------------------------------------------
+
+    def schedule(self, prompt: str, every: str, session: str | None) -> Task:
+        if session is not None:
+            self.store.session(session)
+        task = self.store.tasks.add(str(self.workspace), prompt, every, session)
+        self.scheduler.wake()
+        return task
+
+    def unschedule(self, task: str) -> None:
+        self.store.tasks.remove(task)
+        self.scheduler.wake()
+
+    def tasks(self) -> list[Task]:
+        return self.store.tasks.listed(str(self.workspace))
+
+    def start_scheduler(self, updates_for: Callable[[str], Updates]) -> Scheduler:
+        async def run_task(task: Task) -> None:
+            session = task.session
+            try:
+                if session is not None and self.store.session(session).status == PARKED:
+                    raise RequestError("its session waits for approval")
+                session = self.open_session(task.prompt, session)
+            except RequestError as exc:
+                self.store.tasks.finished(task.id, f"skipped: {exc}", session or "")
+                return
+            result = await self.run(session, task.prompt, updates_for(session), ask=False)
+            self.store.tasks.finished(task.id, result.status, session)
+
+        self.scheduler = Scheduler(self.store.tasks, str(self.workspace), run_task)
+        return self.scheduler
 
     def waiting(self, session: str) -> list[tuple[PendingCall, Memory | None]]:
         """The session's calls that wait for a decision; none unless its turn is parked."""

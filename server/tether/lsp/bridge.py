@@ -11,7 +11,7 @@ from lsprotocol import types
 from pygls.exceptions import JsonRpcException
 from pygls.uris import to_fs_path
 
-from tether.agent.events import StatusUpdate, ToolCallUpdate, Update
+from tether.agent.events import ApprovalUpdate, StatusUpdate, ToolCallUpdate, Update
 
 log = logging.getLogger(__name__)
 UPDATE = "tether/update"
@@ -40,10 +40,11 @@ class LspDocuments:
 class LspUpdates:
     """``tether/update`` notifications, and the turn's ``$/progress`` when the client has it."""
 
-    def __init__(self, ls: Any, session: str) -> None:
+    def __init__(self, ls: Any, session: str, announce: bool = False) -> None:
         self.ls = ls
         self.session = session
         self.token: str | None = None
+        self.announce = announce  # a scheduled turn: say aloud what waits for the person
 
     async def begin(self, title: str) -> str | None:
         """Start the turn's progress; returns its token, None where the client has none."""
@@ -64,6 +65,14 @@ class LspUpdates:
 
     def send(self, update: Update) -> None:
         self.ls.protocol.notify(UPDATE, update.model_dump(mode="json"))
+        if self.announce and isinstance(update, ApprovalUpdate) and update.decision == "pending":
+            message = (
+                f"tether: a scheduled task waits for your approval: {update.tool}: "
+                f"{update.summary} (session {update.session}; approve with a code action "
+                "or tether.approve)"
+            )
+            params = types.ShowMessageParams(type=types.MessageType.Warning, message=message)
+            self.ls.window_show_message(params)
         if self.token is None:
             return
         if isinstance(update, ToolCallUpdate):

@@ -10,6 +10,7 @@ from tether.lsp.bridge import LspUpdates
 from tether.lsp.errors import json_rpc_errors
 from tether.lsp.server import TetherServer
 from tether.models import History, TurnResult
+from tether.store.tasks import Task
 
 
 class Argument(BaseModel):
@@ -44,6 +45,28 @@ class DenyArgument(Argument):
 class AppliedArgument(Argument):
     session: str
     call: str
+
+
+class ScheduleArgument(Argument):
+    prompt: str = Field(min_length=1)
+    every: str
+    session: str | None = None
+
+
+class TaskArgument(Argument):
+    task: str
+
+
+class Scheduled(BaseModel):
+    task: str
+
+
+class Unscheduled(BaseModel):
+    removed: bool
+
+
+class TaskList(BaseModel):
+    tasks: list[Task]
 
 
 class Cancelled(BaseModel):
@@ -104,6 +127,22 @@ def register(server: TetherServer) -> None:
             s.model_dump(include={"id", "title", "status", "updated"}) for s in ls.tether.sessions()
         ]
         return Sessions(sessions=listed)
+
+    @server.command("tether.schedule")
+    @json_rpc_errors(ScheduleArgument)
+    async def schedule(ls: TetherServer, arg: ScheduleArgument) -> Scheduled:
+        return Scheduled(task=ls.tether.schedule(arg.prompt, arg.every, arg.session).id)
+
+    @server.command("tether.unschedule")
+    @json_rpc_errors(TaskArgument)
+    async def unschedule(ls: TetherServer, arg: TaskArgument) -> Unscheduled:
+        ls.tether.unschedule(arg.task)
+        return Unscheduled(removed=True)
+
+    @server.command("tether.tasks")
+    @json_rpc_errors(NoArgument)
+    async def tasks(ls: TetherServer, arg: NoArgument) -> TaskList:
+        return TaskList(tasks=ls.tether.tasks())
 
     @server.command("tether.history")
     @json_rpc_errors(SessionArgument)

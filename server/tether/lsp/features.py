@@ -20,6 +20,10 @@ def register(server: TetherServer) -> None:
     def initialize(ls: TetherServer, params: types.InitializeParams) -> None:
         ls.start(params)
 
+    @server.feature(types.INITIALIZED)
+    def initialized(ls: TetherServer, params: types.InitializedParams) -> None:
+        ls.start_scheduler()
+
     @server.feature(types.WORKSPACE_DID_CHANGE_CONFIGURATION)
     def did_change_configuration(
         ls: TetherServer, params: types.DidChangeConfigurationParams
@@ -35,6 +39,7 @@ def register(server: TetherServer) -> None:
     @server.feature(types.SHUTDOWN)
     async def shutdown(ls: TetherServer, *args: object) -> None:
         # Turns must end before pygls tears down its request table (pygls#606).
+        await ls.stop_scheduler()
         if ls._tether is not None:
             await ls._tether.shutdown()
 

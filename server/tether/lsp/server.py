@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import os
 from collections import deque
@@ -44,6 +45,7 @@ class TetherServer(LanguageServer):
         self.turn_requests: dict[Any, str] = {}  # tether.run request id -> session
         self.progress_sessions: dict[Any, str] = {}  # $/progress token -> session
         self.early_cancels: deque[Any] = deque(maxlen=256)
+        self.scheduling: asyncio.Task[None] | None = None
 
     @property
     def tether(self) -> Tether:
@@ -65,6 +67,18 @@ class TetherServer(LanguageServer):
             self.settings, workspace, LspDocuments(self), LspPerson(self), LspEditor(self)
         )
         log.info("tether %s serving %s", __version__, workspace)
+
+    def start_scheduler(self) -> None:
+        if self._tether is None or self.scheduling is not None:
+            return
+        scheduler = self._tether.start_scheduler(lambda s: LspUpdates(self, s, announce=True))
+        self.scheduling = asyncio.create_task(scheduler.serve())
+
+    async def stop_scheduler(self) -> None:
+        if self.scheduling is not None:
+            self.scheduling.cancel()
+            await asyncio.gather(self.scheduling, return_exceptions=True)
+            self.scheduling = None
 
     def configure(self, layer: Any) -> None:
         if not isinstance(layer, dict):

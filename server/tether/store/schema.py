@@ -51,6 +51,18 @@ CREATE TABLE IF NOT EXISTS compactions (
     created TEXT NOT NULL,
     PRIMARY KEY (session_id, at_seq)
 );
+CREATE TABLE IF NOT EXISTS tasks (
+    id TEXT PRIMARY KEY,
+    workspace TEXT NOT NULL,
+    prompt TEXT NOT NULL,
+    every TEXT NOT NULL,
+    every_s REAL NOT NULL,
+    session TEXT,
+    next_run TEXT NOT NULL,
+    last_run TEXT,
+    last_status TEXT,
+    last_session TEXT
+);
 CREATE TABLE IF NOT EXISTS rules (
     id INTEGER PRIMARY KEY,
     scope TEXT NOT NULL CHECK (scope IN ('session', 'workspace')),

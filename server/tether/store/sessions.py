@@ -35,6 +35,7 @@ from tether.models import (
 from tether.store.compactions import Compactions
 from tether.store.rules import RuleBook
 from tether.store.schema import connect
+from tether.store.tasks import Tasks
 
 REPAIR_REASON = "unanswered_tool_call_repair"
 REPAIRED_CONTENT = {
@@ -68,6 +69,7 @@ class Store:
         self._db = connect(path)
         self.rules = RuleBook(self._db)
         self.compactions = Compactions(self._db)
+        self.tasks = Tasks(self._db)
 
     def close(self) -> None:
         self._db.close()

@@ -1,0 +1,57 @@
+"""The scheduler: while the server runs, due tasks run through the same turn path as
+``tether.run`` (same loop, same nudge); their approval-requiring calls park and are
+announced instead of popping a dialog at an unexpected moment."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Awaitable, Callable
+
+from tether.models import now
+from tether.store.tasks import Task, Tasks
+
+log = logging.getLogger(__name__)
+IDLE_WAKE_S = 60.0
+
+
+class Scheduler:
+    def __init__(
+        self, tasks: Tasks, workspace: str, run: Callable[[Task], Awaitable[None]]
+    ) -> None:
+        self.tasks = tasks
+        self.workspace = workspace
+        self.run = run
+        self.changed = asyncio.Event()
+        self.running: set[asyncio.Task[None]] = set()
+
+    def wake(self) -> None:
+        """The schedule changed: look again now."""
+        self.changed.set()
+
+    async def serve(self) -> None:
+        try:
+            while True:
+                for task in self.tasks.claim_due(self.workspace, now()):
+                    job = asyncio.create_task(self._run(task))
+                    self.running.add(job)
+                    job.add_done_callback(self.running.discard)
+                await self._sleep()
+        finally:
+            for job in list(self.running):
+                job.cancel()
+            await asyncio.gather(*self.running, return_exceptions=True)
+
+    async def _sleep(self) -> None:
+        following = self.tasks.next_due(self.workspace)
+        delay = IDLE_WAKE_S if following is None else (following - now()).total_seconds()
+        self.changed.clear()
+        try:
+            async with asyncio.timeout(min(max(delay, 0.05), IDLE_WAKE_S)):
+                await self.changed.wait()
+        except TimeoutError:
+            pass
+
+    async def _run(self, task: Task) -> None:
+        log.info("running scheduled task %s: %s", task.id, task.prompt[:60])
+        await self.run(task)

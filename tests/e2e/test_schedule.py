@@ -1,0 +1,113 @@
+"""Scheduled tasks: run by the server through the same turn path, kept across restarts."""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+
+import pytest
+from pygls.exceptions import JsonRpcException
+
+from tests.e2e.conftest import Editor, StartEditor
+from tests.support.provider_stub import ProviderStub, text, tool_calls
+
+NUDGE = {"role": "user", "content": "batch call"}
+
+
+async def tasks(editor: Editor) -> list[dict[str, Any]]:
+    return list((await editor.command("tether.tasks", {}))["tasks"])
+
+
+async def wait_for_requests(stub: ProviderStub, count: int, within: float = 15) -> None:
+    async with asyncio.timeout(within):
+        while len(stub.requests) < count:
+            await asyncio.sleep(0.05)
+
+
+async def wait_for_status(editor: Editor, task: str, within: float = 15) -> dict[str, Any]:
+    async with asyncio.timeout(within):
+        while True:
+            listed = {t["id"]: t for t in await tasks(editor)}
+            if listed[task].get("last_status"):
+                return listed[task]
+            await asyncio.sleep(0.05)
+
+
+async def test_a_task_runs_when_due_and_is_listed(
+    start_editor: StartEditor, stub: ProviderStub
+) -> None:
+    editor = await start_editor()
+    stub.script(text("all green"))
+
+    task = (await editor.command("tether.schedule", {"prompt": "check CI", "every": "1s"}))["task"]
+    listed = await wait_for_status(editor, task)
+
+    assert listed["last_status"] == "done" and listed["prompt"] == "check CI"
+    assert listed["last_run"] and listed["next_run"] > listed["last_run"]
+    assert stub.requests[0]["messages"][-1] == {"role": "user", "content": "check CI"}
+    history = await editor.history(listed["last_session"])
+    assert history["messages"][-1]["content"] == "all green"
+
+    assert await editor.command("tether.unschedule", {"task": task}) == {"removed": True}
+    assert await tasks(editor) == []
+
+
+async def test_bad_schedules_are_json_rpc_errors(start_editor: StartEditor) -> None:
+    editor = await start_editor()
+    for argument, expected in (
+        ({"prompt": "x", "every": "soon"}, "invalid every"),
+        ({"prompt": "x", "every": "5m", "session": "nope"}, "unknown session"),
+    ):
+        with pytest.raises(JsonRpcException, match=expected):
+            await editor.command("tether.schedule", argument)
+    with pytest.raises(JsonRpcException, match="unknown task"):
+        await editor.command("tether.unschedule", {"task": "nope"})
+
+
+async def test_a_scheduled_approval_parks_and_is_announced_without_a_dialog(
+    start_editor: StartEditor, stub: ProviderStub
+) -> None:
+    editor = await start_editor()
+    stub.script(tool_calls(("command", {"command": "make deploy"})))
+
+    task = (await editor.command("tether.schedule", {"prompt": "deploy", "every": "1s"}))["task"]
+    listed = await wait_for_status(editor, task)
+    await editor.command("tether.unschedule", {"task": task})
+
+    assert listed["last_status"] == "awaiting_approval"
+    assert editor.dialogs == []
+    assert any("make deploy" in m.message for m in editor.client.messages)
+    pending = (await editor.history(listed["last_session"]))["pending"]
+    assert [p["summary"] for p in pending] == ["make deploy"]
+
+
+async def test_a_task_missed_while_the_server_was_down_runs_once_at_start(
+    start_editor: StartEditor, stub: ProviderStub
+) -> None:
+    editor = await start_editor()
+    await editor.command("tether.schedule", {"prompt": "tick", "every": "2s"})
+    editor.kill()
+    await asyncio.sleep(5)  # two slots pass with no server
+
+    stub.script(text("tock"), text("tock again"))
+    restarted = await start_editor()
+    await wait_for_requests(stub, 1)
+    await asyncio.sleep(1)
+
+    assert len(stub.requests) == 1
+    (listed,) = await tasks(restarted)
+    assert listed["last_status"] == "done"
+
+
+async def test_scheduled_turns_get_the_nudge_like_any_other(
+    start_editor: StartEditor, stub: ProviderStub
+) -> None:
+    editor = await start_editor()
+    (editor.workspace / "a.txt").write_text("alpha\n")
+    stub.script(tool_calls(("fs-read", {"path": "a.txt"})), text("read"))
+
+    task = (await editor.command("tether.schedule", {"prompt": "read a", "every": "1s"}))["task"]
+    await wait_for_status(editor, task)
+    await editor.command("tether.unschedule", {"task": task})
+
+    assert stub.requests[1]["messages"][-1] == NUDGE
