@@ -13,7 +13,8 @@ from tether.errors import ConfigError
 def test_every_key_has_a_default() -> None:
     settings = Settings.load({})
     assert settings.provider.kind == "openai" and settings.provider.model is None
-    assert settings.provider.resolved_base_url() == "https://api.openai.com/v1"
+    assert settings.provider.resolved_base_url() == "http://127.0.0.1:11434/v1"
+    assert settings.provider.max_tokens == 8192
     assert settings.tools.max_concurrency == 8
     assert (settings.turn.tool_budget, settings.turn.repeat_limit) == (64, 4)
     assert settings.approval.dialogs is True
@@ -64,3 +65,54 @@ def test_bad_values_are_a_clear_config_error() -> None:
         Settings.load({}, {"turn": {"tool_budget": 0}})
     with pytest.raises(ConfigError, match="kind"):
         Settings.load({"TETHER_PROVIDER": "nonsense"})
+
+
+# -- choosing a provider for a new user -----------------------------------------
+
+
+def test_with_nothing_configured_the_provider_is_a_local_ollama() -> None:
+    provider = Settings.load({"TETHER_MODEL": "qwen2.5-coder"}).provider
+    assert provider.kind == "openai" and provider.api_key is None
+    assert provider.resolved_base_url() == "http://127.0.0.1:11434/v1"
+    assert provider.ollama_by_default()
+
+
+def test_an_anthropic_key_alone_picks_anthropic() -> None:
+    provider = Settings.load({"ANTHROPIC_API_KEY": "sk-ant"}).provider
+    assert provider.kind == "anthropic"
+    assert provider.resolved_base_url() == "https://api.anthropic.com"
+    assert provider.api_key is not None and provider.api_key.get_secret_value() == "sk-ant"
+    assert not provider.ollama_by_default()
+
+
+def test_an_openai_key_picks_openai_itself() -> None:
+    for env in ({"OPENAI_API_KEY": "sk-oa"}, {"OPENAI_API_KEY": "sk-oa", "ANTHROPIC_API_KEY": "a"}):
+        provider = Settings.load(env).provider
+        assert provider.kind == "openai"
+        assert provider.resolved_base_url() == "https://api.openai.com/v1"
+        assert provider.api_key is not None and provider.api_key.get_secret_value() == "sk-oa"
+
+
+def test_a_chosen_kind_or_address_is_never_overridden_by_a_stray_key() -> None:
+    local = Settings.load({"TETHER_BASE_URL": "http://gpu:8000/v1", "ANTHROPIC_API_KEY": "a"})
+    # The Anthropic key is for Anthropic: it is not sent to another endpoint.
+    assert (local.provider.kind, local.provider.api_key) == ("openai", None)
+    chosen = Settings.load({"TETHER_PROVIDER": "openai", "ANTHROPIC_API_KEY": "a"}).provider
+    assert chosen.kind == "openai" and chosen.resolved_base_url() == "http://127.0.0.1:11434/v1"
+    generic = Settings.load({"TETHER_API_KEY": "sk-t", "ANTHROPIC_API_KEY": "a"}).provider
+    assert generic.kind == "openai" and generic.resolved_base_url() == "https://api.openai.com/v1"
+
+
+def test_the_editor_can_choose_the_kind_and_the_key_follows_it() -> None:
+    env = {"OPENAI_API_KEY": "sk-oa", "ANTHROPIC_API_KEY": "sk-ant"}
+    provider = Settings.load(env, {"provider": {"kind": "anthropic"}}).provider
+    assert provider.kind == "anthropic"
+    assert provider.api_key is not None and provider.api_key.get_secret_value() == "sk-ant"
+
+
+def test_settings_an_editor_leaves_empty_choose_nothing() -> None:
+    empty = {"provider": {"base_url": "", "api_key": None, "model": "m"}}
+    provider = Settings.load({"ANTHROPIC_API_KEY": "sk-ant"}, empty).provider
+    assert provider.kind == "anthropic"
+    assert provider.resolved_base_url() == "https://api.anthropic.com"
+    assert Settings.load({}, empty).provider.resolved_base_url() == "http://127.0.0.1:11434/v1"

@@ -12,7 +12,7 @@ from pydantic import SecretStr
 
 from tests.support.provider_stub import ProviderStub, hang, text, tool_calls
 from tether.config import ProviderSettings
-from tether.errors import ConfigError, ProviderError
+from tether.errors import ProviderError
 from tether.models import (
     AssistantMessage,
     Reply,
@@ -23,6 +23,7 @@ from tether.models import (
     UserMessage,
 )
 from tether.providers import make_provider
+from tether.providers.anthropic import AnthropicProvider
 from tether.providers.base import ChatRequest, StreamEvent, TextDelta, ToolSpec
 from tether.providers.openai import OpenAIProvider
 
@@ -236,15 +237,13 @@ async def test_abandoning_a_stream_releases_it_promptly(
     assert len(stub.requests) == 1
 
 
-async def test_make_provider_picks_the_openai_provider(stub: ProviderStub) -> None:
+async def test_make_provider_picks_the_provider_of_the_kind(stub: ProviderStub) -> None:
     provider = make_provider(settings_for(stub))
     assert isinstance(provider, OpenAIProvider)
     await provider.aclose()
-
-
-def test_make_provider_says_how_to_avoid_the_missing_anthropic_provider() -> None:
-    with pytest.raises(ConfigError, match="TETHER_PROVIDER=openai"):
-        make_provider(ProviderSettings(kind="anthropic"))
+    anthropic = make_provider(ProviderSettings(kind="anthropic"))
+    assert isinstance(anthropic, AnthropicProvider)
+    await anthropic.aclose()
 
 
 def _client_answering(content_type: str, body: bytes) -> httpx.AsyncClient:

@@ -3,8 +3,10 @@ from __future__ import annotations
 from collections.abc import AsyncIterator
 
 import httpx
+import pytest
 
-from tether.providers.sse import ServerSentEvent, SSEDecoder, aiter_sse, iter_events
+from tether.providers.failures import BrokenStream
+from tether.providers.sse import ServerSentEvent, SSEDecoder, aiter_sse, iter_events, json_object
 
 
 async def _lines(*lines: str) -> AsyncIterator[str]:
@@ -76,3 +78,19 @@ async def test_bytes_split_anywhere_and_any_line_ending_parse_alike() -> None:
         b"\n",
     )
     assert [e.data for e in events] == ["café", "two\nlines", "three"]
+
+
+async def test_a_line_that_is_no_sse_field_is_reported_not_skipped() -> None:
+    assert [e.data for e in await _events("retry: 3000", "data: kept", "")] == ["kept"]
+    with pytest.raises(BrokenStream) as caught:
+        await _events("data: a", "", 'error: {"code": 500}', "")
+    assert (
+        str(caught.value) == "sent a line that is not a server-sent event: 'error: {\"code\": 500}'"
+    )
+
+
+def test_json_object_names_what_came_instead() -> None:
+    assert json_object('{"a": 1}') == {"a": 1}
+    for bad in ('{"a": ', "[1, 2]", "null"):
+        with pytest.raises(BrokenStream, match="unreadable chunk"):
+            json_object(bad)
