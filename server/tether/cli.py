@@ -28,6 +28,16 @@ def main(argv: list[str] | None = None) -> int:
     sessions = sub.add_parser("sessions", help="list this workspace's sessions")
     sessions.add_argument("--workspace", type=Path, default=Path.cwd())
 
+    for verb, says in (("approve", "allow"), ("deny", "deny")):
+        decide = sub.add_parser(verb, help=f"{says} a parked turn's calls, then let it run on")
+        decide.add_argument("session")
+        decide.add_argument("--call", action="append", dest="calls", help="only this call id")
+        decide.add_argument("--workspace", type=Path, default=Path.cwd())
+        if verb == "approve":
+            decide.add_argument("--remember", choices=["session", "workspace"])
+        else:
+            decide.add_argument("--reason")
+
     args = parser.parse_args(argv)
     if args.command == "serve":
         return serve_lsp(args.tcp, args.log_level)
@@ -36,6 +46,12 @@ def main(argv: list[str] | None = None) -> int:
 
     if args.command == "ask":
         return terminal.ask(" ".join(args.prompt), args.workspace.resolve(), args.session)
+    if args.command in ("approve", "deny"):
+        extra = ("remember",) if args.command == "approve" else ("reason",)
+        argument = {"session": args.session} | {
+            key: getattr(args, key) for key in ("calls", *extra) if getattr(args, key)
+        }
+        return terminal.decide(args.workspace.resolve(), f"tether.{args.command}", argument)
     return terminal.sessions(args.workspace.resolve())
 
 

@@ -266,7 +266,37 @@ async def test_an_approval_nobody_can_answer_exits_3_and_says_how_to_go_on(
     session = session_of(ran)
     assert "  waiting for approval: command: echo hi > out.txt" in ran.err.splitlines()
     assert f"tether ask --session {session}" in ran.err
+    assert f"tether approve {session}" in ran.err
     assert not (workspace / "out.txt").exists()
+
+
+async def test_tether_approve_resumes_a_parked_turn_and_tether_deny_says_why(
+    stub: ProviderStub, workspace: Path, home: Path
+) -> None:
+    env = cli_env(stub, home)
+    stub.script(
+        tool_calls(("command", {"command": "echo hi > out.txt"})),
+        text("ran it"),
+        tool_calls(("command", {"command": "rm out.txt"})),
+        text("kept it"),
+    )
+    parked = await tether("ask", "run it", cwd=workspace, env=env)
+    session = session_of(parked)
+
+    approved = await tether("approve", session, cwd=workspace, env=env)
+
+    assert approved.code == 0, approved.err
+    assert "ran it" in approved.out and (workspace / "out.txt").read_text() == "hi\n"
+
+    await tether("ask", "--session", session, "remove it", cwd=workspace, env=env)
+    denied = await tether("deny", session, "--reason", "keep it", cwd=workspace, env=env)
+
+    assert denied.code == 0, denied.err
+    assert (workspace / "out.txt").exists()
+    assert "keep it" in stub.requests[-1]["messages"][-2]["content"]  # [-1]: the nudge
+
+    nothing = await tether("approve", session, cwd=workspace, env=env)
+    assert nothing.code == 1 and "no calls waiting for approval" in nothing.err
 
 
 @pytest.mark.skipif(sys.platform == "win32", reason="SIGINT")

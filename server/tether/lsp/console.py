@@ -91,8 +91,9 @@ class Console:
             self.note(f"  waiting for approval: {call['tool']}: {call['summary']}", "ask")
         if status == "awaiting_approval":
             self.note(
-                "allow or deny them from your editor (tether.approve / tether.deny), or go on "
-                f"without them: tether ask --session {session} PROMPT",
+                f"decide with `tether approve {session}` or `tether deny {session} --reason …` "
+                f"(or from your editor), or go on without them: tether ask --session {session} "
+                "PROMPT",
                 None,
             )
         self.note(f"session: {session}", None)

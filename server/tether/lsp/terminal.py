@@ -75,6 +75,11 @@ def sessions(workspace: Path) -> int:
     return _main(workspace, lambda terminal: terminal.sessions())
 
 
+def decide(workspace: Path, command: str, argument: dict[str, Any]) -> int:
+    """``tether approve`` / ``tether deny``: decide a parked turn's calls, and watch it go on."""
+    return _main(workspace, lambda terminal: terminal.decide(command, argument))
+
+
 class Terminal:
     def __init__(self, workspace: Path, debug: bool) -> None:
         self.workspace, self.debug = workspace, debug
@@ -164,6 +169,13 @@ class Terminal:
         result = await self.command("tether.run", argument, msg_id=self.run_id)
         self.run_id = None
         self.session = result.get("session", self.session)
+        return self.console.outcome(result)
+
+    async def decide(self, command: str, argument: dict[str, Any]) -> int:
+        self.session = argument["session"]
+        self.run_id = f"tether-ask-{uuid.uuid4().hex[:8]}"
+        result = await self.command(command, argument, msg_id=self.run_id)
+        self.run_id = None
         return self.console.outcome(result)
 
     async def sessions(self) -> int:
