@@ -166,3 +166,23 @@ async def test_serves_over_tcp(stub: ProviderStub, home: Path, workspace: Path) 
             await process.wait()
         with contextlib.suppress(ConnectionError):
             await client.stop()
+
+
+async def test_did_change_configuration_applies_from_the_next_turn(
+    start_editor: StartEditor, stub: ProviderStub
+) -> None:
+    editor = await start_editor()
+    (editor.workspace / "a.txt").write_text("alpha\n")
+    editor.client.workspace_did_change_configuration(
+        types.DidChangeConfigurationParams(settings={"tether": {"turn": {"tool_budget": 1}}})
+    )
+    stub.script(tool_calls(("fs-read", {"path": "a.txt"}), ("fs-list", {})))
+
+    result = await editor.run("read two things")
+
+    assert result["status"] == "stopped" and "budget of 1" in result["error"]
+    history = await editor.history(result["session"])
+    assert [m["status"] for m in history["messages"] if m["role"] == "tool"] == [
+        "ok",
+        "not_executed",
+    ]
