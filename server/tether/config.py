@@ -21,6 +21,8 @@ DEFAULT_BASE_URLS = {
     "openai": "https://api.openai.com/v1",
     "anthropic": "https://api.anthropic.com",
 }
+# Where an OpenAI-compatible provider with neither key nor address looks: a local Ollama.
+OLLAMA_BASE_URL = "http://127.0.0.1:11434/v1"
 
 
 class Section(BaseModel):
@@ -37,9 +39,17 @@ class ProviderSettings(Section):
     max_retries: int = Field(default=3, ge=0)
     retry_base_s: float = Field(default=1.0, ge=0)
     retry_max_s: float = Field(default=30.0, ge=0)
+    max_tokens: int = Field(default=8192, ge=1)
 
     def resolved_base_url(self) -> str:
-        return (self.base_url or DEFAULT_BASE_URLS[self.kind]).rstrip("/")
+        if self.base_url:
+            return self.base_url.rstrip("/")
+        return OLLAMA_BASE_URL if self.ollama_by_default() else DEFAULT_BASE_URLS[self.kind]
+
+    def ollama_by_default(self) -> bool:
+        """True when nothing chose a provider, so a local Ollama is all there is to try."""
+        key = self.api_key.get_secret_value() if self.api_key else ""
+        return self.kind == "openai" and not self.base_url and not key
 
 
 class ToolsSettings(Section):
@@ -74,9 +84,12 @@ class Settings(Section):
     @classmethod
     def load(cls, env: Mapping[str, str] | None = None, *layers: Mapping[str, Any]) -> Settings:
         """Defaults, then ``env``, then each layer in order (later wins)."""
-        merged: dict[str, Any] = from_env(os.environ if env is None else env)
+        env = os.environ if env is None else env
+        merged: dict[str, Any] = from_env(env)
         for layer in layers:
             merged = _deep_merge(merged, layer)
+        if isinstance(provider := merged.get("provider", {}), Mapping):
+            merged["provider"] = choose_provider(provider, env)
         try:
             return cls.model_validate(merged)
         except ValueError as exc:
@@ -102,13 +115,29 @@ def from_env(env: Mapping[str, str]) -> dict[str, Any]:
         provider["base_url"] = base_url
     if model := env.get("TETHER_MODEL"):
         provider["model"] = model
-    fallback = "ANTHROPIC_API_KEY" if provider.get("kind") == "anthropic" else "OPENAI_API_KEY"
-    if key := env.get("TETHER_API_KEY") or env.get(fallback):
+    if key := env.get("TETHER_API_KEY"):
         provider["api_key"] = key
     settings: dict[str, Any] = {"provider": provider} if provider else {}
     if home := env.get("TETHER_HOME"):
         settings["state_dir"] = home
     return settings
+
+
+def choose_provider(given: Mapping[str, Any], env: Mapping[str, str]) -> dict[str, Any]:
+    """The provider settings with the kind and key nobody chose filled in from ``env``.
+
+    With no kind, key or address given, ``ANTHROPIC_API_KEY`` alone picks Anthropic;
+    otherwise the kind is ``openai``. The key falls back to the kind's own variable.
+    """
+    chosen = dict(given)
+    # By value, not by key: an editor may send its empty settings as null or "".
+    unchosen = not any(chosen.get(name) for name in ("kind", "api_key", "base_url"))
+    if unchosen and env.get("ANTHROPIC_API_KEY") and not env.get("OPENAI_API_KEY"):
+        chosen["kind"] = "anthropic"
+    fallback = "ANTHROPIC_API_KEY" if chosen.get("kind") == "anthropic" else "OPENAI_API_KEY"
+    if not chosen.get("api_key") and (key := env.get(fallback)):
+        chosen["api_key"] = key
+    return chosen
 
 
 def _deep_merge(base: Mapping[str, Any], top: Mapping[str, Any]) -> dict[str, Any]:

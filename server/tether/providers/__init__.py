@@ -1,14 +1,21 @@
-"""Model providers: one OpenAI-compatible implementation serves most local and hosted models."""
+"""Model providers: one OpenAI-compatible implementation serves most local and hosted
+models; the Anthropic Messages API has its own. Both share ``streaming.HTTPProvider``."""
 
 from __future__ import annotations
 
+from typing import assert_never
+
 from tether.config import ProviderSettings
-from tether.errors import ConfigError
+from tether.providers.anthropic import AnthropicProvider
 from tether.providers.base import Provider
 from tether.providers.openai import OpenAIProvider
 
 
 def make_provider(settings: ProviderSettings) -> Provider:
-    if settings.kind == "openai":
-        return OpenAIProvider(settings)
-    raise ConfigError("the anthropic provider is not available yet; set TETHER_PROVIDER=openai")
+    match settings.kind:
+        case "openai":
+            return OpenAIProvider(settings)
+        case "anthropic":
+            return AnthropicProvider(settings)
+        case unknown:
+            assert_never(unknown)

@@ -1,13 +1,14 @@
-"""When and how a provider request is tried again, and what a person is told when it fails.
+"""When and how a provider request is tried again.
 
 A streamed reply is retried only while nothing of it has reached the caller:
 after the first event, a retry would show the person the same text twice.
+What is retried: HTTP 429 and 5xx (honouring ``Retry-After``), a connection that
+failed or dropped, and a ``BrokenStream`` its reader calls retryable.
 """
 
 from __future__ import annotations
 
 import asyncio
-import json
 import logging
 import random
 from collections.abc import AsyncGenerator, AsyncIterator, Callable
@@ -21,6 +22,7 @@ import httpx
 
 from tether.config import ProviderSettings
 from tether.errors import ProviderError
+from tether.providers.failures import BrokenStream, Failure
 
 log = logging.getLogger(__name__)
 
@@ -34,7 +36,6 @@ RETRY_TRANSPORT: tuple[type[httpx.HTTPError], ...] = (
     httpx.ConnectTimeout,
     httpx.RemoteProtocolError,
 )
-OLLAMA_HINT = "e.g. http://127.0.0.1:11434/v1 for Ollama"
 
 
 @dataclass(frozen=True)
@@ -90,10 +91,11 @@ async def stream_with_retries(
 ) -> AsyncIterator[T]:
     """Send ``request`` and yield what ``consume`` makes of the successful response.
 
-    Every failure leaves as ``ProviderError``; ``consume`` may raise one itself.
+    ``consume`` reports a broken stream with ``BrokenStream``; every failure leaves
+    as ``ProviderError``.
     """
     policy = RetryPolicy.from_settings(settings)
-    failure = _Failure(settings, request.url)
+    failure = Failure(settings, request.url)
     attempts = policy.max_retries + 1
     for attempt in range(1, attempts + 1):
         last = attempt == attempts
@@ -114,80 +116,17 @@ async def stream_with_retries(
                 why = f"HTTP {response.status_code}"
             finally:
                 await response.aclose()
-        except RETRY_TRANSPORT as exc:
-            if yielded or last:
-                raise ProviderError(failure.transport(exc, attempt)) from exc
+        except (BrokenStream, httpx.HTTPError) as exc:
+            if yielded or last or not _retryable(exc):
+                raise ProviderError(failure.describe(exc, attempt, yielded)) from exc
             wait, why = policy.delay(attempt - 1), str(exc) or type(exc).__name__
-        except httpx.HTTPError as exc:
-            raise ProviderError(failure.transport(exc, attempt)) from exc
-        except ProviderError as exc:
-            # ``consume`` words its own errors; the key must stay out of those too.
-            raise ProviderError(failure.redact(str(exc))) from exc.__cause__
         log.warning(
             "provider request to %s failed (%s); retrying in %.2f s", failure.url, why, wait
         )
         await asyncio.sleep(wait)
 
 
-class _Failure:
-    """Messages for a failed request that say what to do, and never show the key."""
-
-    def __init__(self, settings: ProviderSettings, url: httpx.URL) -> None:
-        self._key = settings.api_key.get_secret_value() if settings.api_key else ""
-        fallback = "ANTHROPIC_API_KEY" if settings.kind == "anthropic" else "OPENAI_API_KEY"
-        self._key_hint = f"check TETHER_API_KEY (or {fallback})"
-        self._timeout_s = settings.timeout_s
-        self.url = shown_url(url)
-
-    def transport(self, exc: httpx.HTTPError, attempt: int) -> str:
-        reason = str(exc) or type(exc).__name__
-        tries = _tries(attempt)
-        if isinstance(exc, httpx.ConnectError | httpx.ConnectTimeout):
-            text = (
-                f"could not reach the model provider at {self.url}{tries} ({reason}); "
-                f"is it running? Set TETHER_BASE_URL to its address, {OLLAMA_HINT}"
-            )
-        elif isinstance(exc, httpx.TimeoutException):
-            text = (
-                f"the model provider at {self.url} went {self._timeout_s:g} s without a word; "
-                "it may be overloaded, or raise tether.provider.timeout_s for a slow local model"
-            )
-        else:
-            text = f"the connection to the model provider at {self.url} failed{tries} ({reason})"
-        return self.redact(text)
-
-    def status(self, response: httpx.Response, attempt: int) -> str:
-        code = response.status_code
-        text = f"the model provider answered HTTP {code} for {self.url}{_tries(attempt)}"
-        if said := provider_message(response):
-            text += f": {said}"
-        if code in (401, 403):
-            text += f"; {self._key_hint}"
-        elif code == 404:
-            text += "; check TETHER_BASE_URL and TETHER_MODEL"
-        return self.redact(text)
-
-    def redact(self, text: str) -> str:
-        # A misbehaving proxy may echo the key back in its error body.
-        return text.replace(self._key, "***") if self._key else text
-
-
-def shown_url(url: httpx.URL) -> str:
-    """A URL fit for a message: credentials can ride in user info or a query, so drop both."""
-    return str(url.copy_with(username=None, password=None, query=None))
-
-
-def _tries(attempt: int) -> str:
-    return f" after {attempt} attempts" if attempt > 1 else ""
-
-
-def provider_message(response: httpx.Response) -> str:
-    """The provider's own words from an error body, however it shapes them."""
-    try:
-        body = response.json()
-    except (ValueError, UnicodeDecodeError):
-        return response.text.strip()[:500]
-    error = body.get("error", body) if isinstance(body, dict) else body
-    if isinstance(error, dict):
-        error = error.get("message") or error.get("detail") or json.dumps(error)
-    return str(error).strip()[:500]
+def _retryable(exc: BrokenStream | httpx.HTTPError) -> bool:
+    if isinstance(exc, BrokenStream):
+        return exc.retryable
+    return isinstance(exc, RETRY_TRANSPORT)

@@ -2,14 +2,24 @@
 
 Both the OpenAI and the Anthropic streaming APIs speak SSE; the parser knows
 nothing of either. Sentinels such as OpenAI's ``[DONE]`` are the caller's business.
+
+Stricter than the spec in one way: a line that is no SSE field at all (an HTML
+error page, llama.cpp's ``error: {...}``) is reported, where the spec would skip it
+and leave the caller waiting for a reply that never comes.
 """
 
 from __future__ import annotations
 
+import json
 from collections.abc import AsyncIterable, AsyncIterator
 from dataclasses import dataclass
+from typing import Any
 
 import httpx
+
+from tether.providers.failures import BrokenStream, unreadable
+
+FIELDS = frozenset({"data", "event", "id", "retry"})
 
 
 @dataclass(frozen=True)
@@ -45,6 +55,8 @@ class SSEDecoder:
             self._event = value
         elif name == "id" and "\x00" not in value:
             self._id = value
+        elif name not in FIELDS:
+            raise BrokenStream(f"sent a line that is not a server-sent event: {line[:200]!r}")
         return None
 
     def flush(self) -> ServerSentEvent | None:
@@ -71,3 +83,14 @@ async def iter_events(lines: AsyncIterable[str]) -> AsyncIterator[ServerSentEven
 def aiter_sse(response: httpx.Response) -> AsyncIterator[ServerSentEvent]:
     """The events of a streamed response (httpx splits lines on CR, LF and CRLF alike)."""
     return iter_events(response.aiter_lines())
+
+
+def json_object(data: str) -> dict[str, Any]:
+    """An event's data as a JSON object, or ``BrokenStream`` saying what came instead."""
+    try:
+        value = json.loads(data)
+    except ValueError:
+        raise unreadable(data) from None
+    if not isinstance(value, dict):
+        raise unreadable(data)
+    return value

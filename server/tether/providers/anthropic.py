@@ -1,0 +1,159 @@
+"""The Anthropic Messages API, streamed."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncGenerator
+from typing import Any
+
+import httpx
+
+from tether.models import AssistantMessage, Message, ToolMessage, Usage, UserMessage
+from tether.providers.base import ChatRequest, StreamEvent, TextDelta, ToolSpec
+from tether.providers.failures import ended_early, failed_mid_reply
+from tether.providers.sse import aiter_sse, json_object
+from tether.providers.streaming import HTTPProvider, PartialCall, assemble
+
+API_VERSION = "2023-06-01"
+# Error events worth asking again for, while nothing of the reply has been shown.
+RETRY_ERRORS = frozenset({"overloaded_error", "api_error", "rate_limit_error"})
+
+
+class AnthropicProvider(HTTPProvider):
+    def url(self) -> str:
+        # The API's own base has no /v1; accept one given with it too.
+        return f"{self.settings.resolved_base_url().removesuffix('/v1')}/v1/messages"
+
+    def headers(self) -> dict[str, str]:
+        key = self.api_key()
+        return {"anthropic-version": API_VERSION, **({"x-api-key": key} if key else {})}
+
+    def body(self, request: ChatRequest, model: str) -> dict[str, Any]:
+        body: dict[str, Any] = {
+            "model": model,
+            "max_tokens": self.settings.max_tokens,
+            "messages": to_anthropic_messages(request.messages),
+            "stream": True,
+        }
+        if request.system:
+            body["system"] = request.system
+        if request.tools:
+            body["tools"] = [to_anthropic_tool(spec) for spec in request.tools]
+        return body
+
+    def cut_off_hint(self) -> str:
+        return f"raise tether.provider.max_tokens (now {self.settings.max_tokens})"
+
+    async def read_reply(self, response: httpx.Response) -> AsyncGenerator[StreamEvent, None]:
+        text: list[str] = []
+        calls: dict[int, PartialCall] = {}
+        usage: Usage | None = None
+        stop_reason = None
+        async for event in aiter_sse(response):
+            data = json_object(event.data)
+            match data.get("type") or event.event:
+                case "message_start":
+                    usage = _usage(usage, (data.get("message") or {}).get("usage"))
+                case "content_block_start":
+                    block = data.get("content_block") or {}
+                    if block.get("type") == "tool_use":
+                        # Its "input" is always {} here; the arguments follow as deltas.
+                        calls[_index(data)] = PartialCall(
+                            str(block.get("id") or ""), str(block.get("name") or "")
+                        )
+                    elif block.get("type") == "text" and block.get("text"):
+                        text.append(block["text"])
+                        yield TextDelta(text=block["text"])
+                case "content_block_delta":
+                    delta = data.get("delta") or {}
+                    if delta.get("type") == "text_delta" and delta.get("text"):
+                        text.append(delta["text"])
+                        yield TextDelta(text=delta["text"])
+                    elif delta.get("type") == "input_json_delta" and _index(data) in calls:
+                        calls[_index(data)].arguments.append(str(delta.get("partial_json") or ""))
+                case "message_delta":
+                    stop_reason = (data.get("delta") or {}).get("stop_reason") or stop_reason
+                    usage = _usage(usage, data.get("usage"))
+                case "message_stop":
+                    break
+                case "error":
+                    error = data.get("error") or {}
+                    retry = error.get("type") in RETRY_ERRORS
+                    raise failed_mid_reply(error.get("message") or error, retryable=retry)
+                # ping, content_block_stop, and event types added later carry nothing we need.
+        else:
+            raise ended_early()
+        ordered = [calls[i] for i in sorted(calls)]
+        yield assemble(self, text, ordered, usage, cut=stop_reason == "max_tokens")
+
+
+def to_anthropic_tool(spec: ToolSpec) -> dict[str, Any]:
+    return {"name": spec.name, "description": spec.description, "input_schema": spec.parameters}
+
+
+def to_anthropic_messages(messages: tuple[Message, ...]) -> list[dict[str, Any]]:
+    """Our transcript as the API wants it: user and assistant turns strictly alternating.
+
+    The results of one reply's calls become one user turn of ``tool_result`` blocks, in
+    the order the calls were made; text said to the model after them (the batch nudge)
+    closes that same turn, since tool results must come first in it.
+    """
+    wire: list[dict[str, Any]] = []
+    order: dict[str, int] = {}  # call id -> its place among its reply's calls
+    for message in messages:
+        match message:
+            case UserMessage(content=content):
+                _add(wire, "user", [{"type": "text", "text": content}])
+            case AssistantMessage(content=content, tool_calls=calls):
+                blocks: list[dict[str, Any]] = (
+                    [{"type": "text", "text": content}] if content else []
+                )
+                blocks += [_tool_use(c.id, c.name, c.parsed_arguments()) for c in calls]
+                order |= {c.id: at for at, c in enumerate(calls)}
+                if blocks:  # the API refuses an empty turn; an empty reply says nothing anyway
+                    _add(wire, "assistant", blocks)
+            case ToolMessage(result=r):
+                block = {"type": "tool_result", "tool_use_id": r.call_id, "content": r.content}
+                _add(wire, "user", [block | ({"is_error": True} if r.status != "ok" else {})])
+    for turn in wire:
+        if turn["role"] == "user":
+            turn["content"].sort(key=lambda block: _place(block, order))
+    return wire
+
+
+def _place(block: dict[str, Any], order: dict[str, int]) -> tuple[int, int]:
+    """Tool results first, in call order (they are stored as they finish); then text."""
+    if block["type"] == "tool_result":
+        return (0, order.get(block["tool_use_id"], len(order)))
+    return (1, 0)
+
+
+def _tool_use(call_id: str, name: str, arguments: dict[str, Any] | str) -> dict[str, Any]:
+    # The API takes only an object; arguments that never parsed were answered with an error.
+    args = arguments if isinstance(arguments, dict) else {}
+    return {"type": "tool_use", "id": call_id, "name": name, "input": args}
+
+
+def _add(wire: list[dict[str, Any]], role: str, blocks: list[dict[str, Any]]) -> None:
+    if wire and wire[-1]["role"] == role:
+        wire[-1]["content"] += blocks
+    else:
+        wire.append({"role": role, "content": blocks})
+
+
+def _index(data: dict[str, Any]) -> int:
+    index = data.get("index")
+    return index if isinstance(index, int) else -1
+
+
+def _usage(usage: Usage | None, raw: dict[str, Any] | None) -> Usage | None:
+    """``message_start`` has the input, ``message_delta`` the final output count."""
+    if not raw:
+        return usage
+    usage = usage or Usage()
+    # Cached input is input too, as OpenAI's prompt_tokens count it.
+    parts = ("input_tokens", "cache_creation_input_tokens", "cache_read_input_tokens")
+    read = sum(int(raw.get(part) or 0) for part in parts)
+    return Usage(
+        input_tokens=read or usage.input_tokens,
+        output_tokens=int(raw.get("output_tokens") or usage.output_tokens),
+    )
