@@ -100,6 +100,14 @@ class PendingCall(Frozen):
     summary: str
 
 
+class TurnUsage(Frozen):
+    """What one turn (a prompt and the rounds it led to) cost at the provider."""
+
+    requests: int = 0
+    input_tokens: int = 0
+    output_tokens: int = 0
+
+
 class Stats(Frozen):
     tool_calls: int = 0
     tool_time_s: float = 0.0
@@ -107,6 +115,7 @@ class Stats(Frozen):
     requests: int = 0  # provider requests that reported usage
     input_tokens: int = 0
     output_tokens: int = 0
+    turns: list[TurnUsage] = Field(default_factory=list)
 
 
 class Compaction(Frozen):

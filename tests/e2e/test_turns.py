@@ -186,3 +186,20 @@ async def test_did_change_configuration_applies_from_the_next_turn(
         "ok",
         "not_executed",
     ]
+
+
+async def test_token_usage_is_kept_per_request_and_shown_per_turn(
+    start_editor: StartEditor, stub: ProviderStub
+) -> None:
+    editor = await start_editor()
+    (editor.workspace / "a.txt").write_text("alpha\n")
+    stub.script(tool_calls(("fs-read", {"path": "a.txt"})), text("one"), text("two"))
+    first = await editor.run("read")
+    await editor.run("again", session=first["session"])
+
+    stats = (await editor.history(first["session"]))["stats"]
+
+    assert stats["requests"] == 3
+    assert [t["requests"] for t in stats["turns"]] == [2, 1]
+    assert stats["input_tokens"] == sum(t["input_tokens"] for t in stats["turns"]) > 0
+    assert stats["output_tokens"] > 0

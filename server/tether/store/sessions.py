@@ -28,6 +28,7 @@ from tether.models import (
     ToolCall,
     ToolMessage,
     ToolResult,
+    TurnUsage,
     UserMessage,
     iso,
     now,
@@ -296,16 +297,26 @@ class Store:
             for start, end in ((_time(r["started_at"]), _time(r["ended_at"])) for r in rows)
             if start is not None and end is not None
         )
-        requests, tokens_in, tokens_out = self._db.execute(
-            "SELECT COUNT(input_tokens), COALESCE(SUM(input_tokens), 0),"
-            " COALESCE(SUM(output_tokens), 0) FROM messages"
-            " WHERE session_id = ? AND role = 'assistant'",
+        turns: list[TurnUsage] = []
+        for row in self._db.execute(
+            "SELECT role, input_tokens, output_tokens FROM messages WHERE session_id = ?"
+            " ORDER BY seq",
             (session,),
-        ).fetchone()
+        ):
+            if row["role"] == "user" or not turns:
+                turns.append(TurnUsage())
+            if row["input_tokens"] is not None:
+                last = turns[-1]
+                turns[-1] = TurnUsage(
+                    requests=last.requests + 1,
+                    input_tokens=last.input_tokens + row["input_tokens"],
+                    output_tokens=last.output_tokens + row["output_tokens"],
+                )
         return Stats(
-            requests=requests,
-            input_tokens=tokens_in,
-            output_tokens=tokens_out,
+            requests=sum(t.requests for t in turns),
+            input_tokens=sum(t.input_tokens for t in turns),
+            output_tokens=sum(t.output_tokens for t in turns),
+            turns=turns,
             tool_calls=len(rows),
             tool_time_s=round(_union_seconds(spans), 6),
             tool_time_sum_s=round(sum((end - start).total_seconds() for start, end in spans), 6),
