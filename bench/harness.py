@@ -11,7 +11,8 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict
 
 from tether.agent.approval import Gate, Nobody
-from tether.agent.dispatch import Dispatcher, TurnState
+from tether.agent.calls import TurnState
+from tether.agent.dispatch import Dispatcher
 from tether.agent.events import NoUpdates
 from tether.config import Settings
 from tether.models import Reply, ToolCall, ToolMessage

@@ -10,18 +10,13 @@ approval-requiring call.
 from __future__ import annotations
 
 import asyncio
-import json
 import logging
-from collections import Counter
 from collections.abc import Sequence
-from dataclasses import dataclass, field
-from datetime import datetime
 from itertools import groupby
 from typing import Any
 
-from pydantic import BaseModel, ValidationError
-
 from tether.agent.approval import Allow, Applied, Gate, Recorded
+from tether.agent.calls import Call, TurnState, prepare
 from tether.agent.events import ApprovalUpdate, ToolCallUpdate, ToolResultUpdate, Updates
 from tether.config import Settings
 from tether.errors import TetherError, ToolError
@@ -32,48 +27,6 @@ from tether.tools.base import EditsFiles, FileEdit, Gated, Memory, Tool, ToolCon
 
 log = logging.getLogger(__name__)
 UPDATE_PREVIEW_CHARS = 4000
-
-
-@dataclass
-class TurnState:
-    """What a turn counts across its rounds."""
-
-    budget: int
-    repeat_limit: int
-    used: int = 0
-    requests: int = 0
-    seen: Counter[str] = field(default_factory=Counter)
-    stop_reason: str | None = None
-    pending: list[PendingCall] = field(default_factory=list)
-
-    def count(self, calls: Sequence[ToolCall]) -> TurnState:
-        """Count calls this turn already made (a turn resumed, maybe in a new process)."""
-        self.used += len(calls)
-        self.seen.update(call_key(call) for call in calls)
-        return self
-
-
-@dataclass
-class Call:
-    idx: int
-    call: ToolCall
-    key: str
-    tool: Tool | None = None
-    params: BaseModel | None = None
-    invalid: str | None = None
-    read_only: bool = True
-    started_at: datetime | None = None
-
-    def pending(self, ctx: ToolContext) -> PendingCall:
-        summary = self.call.name
-        if self.tool is not None and self.params is not None:
-            summary = self.tool.summary(self.params, ctx)
-        return PendingCall(
-            call_id=self.call.id,
-            tool=self.call.name,
-            arguments=self.call.parsed_arguments(),
-            summary=summary,
-        )
 
 
 class Dispatcher:
@@ -107,7 +60,7 @@ class Dispatcher:
         at its park point with the decisions recorded since.
         """
         run = _Run(self, session, seq, updates, parked)
-        prepared = [self._prepare(idx, call) for idx, call in enumerate(calls)]
+        prepared = [prepare(self.tools, self.ctx, idx, call) for idx, call in enumerate(calls)]
         for c in prepared:
             if c.idx in run.answered:
                 continue
@@ -133,7 +86,7 @@ class Dispatcher:
         """The parked reply's approval-requiring calls that have no answer yet."""
         waiting: list[tuple[PendingCall, Memory | None]] = []
         for idx, call in enumerate(parked.calls):
-            c = self._prepare(idx, call)
+            c = prepare(self.tools, self.ctx, idx, call)
             if idx in parked.answered or c.invalid is not None or c.read_only:
                 continue
             memory = c.tool.remember(c.params, self.ctx) if isinstance(c.tool, Gated) else None
@@ -143,39 +96,13 @@ class Dispatcher:
     async def planned_edit(self, parked: Parked, call_id: str) -> FileEdit | None:
         """The file edit a pending call would make, for the editor to preview."""
         for idx, call in enumerate(parked.calls):
-            c = self._prepare(idx, call)
+            c = prepare(self.tools, self.ctx, idx, call)
             if call.id == call_id and c.invalid is None and isinstance(c.tool, EditsFiles):
                 try:
                     return await c.tool.plan(c.params, self.ctx)
                 except ToolError:
                     return None
         return None
-
-    def _prepare(self, idx: int, call: ToolCall) -> Call:
-        c = Call(idx=idx, call=call, key=call_key(call))
-        c.tool = self.tools.get(call.name)
-        if c.tool is None:
-            known = ", ".join(sorted(self.tools))
-            c.invalid = f"unknown tool {call.name!r}; the tools are: {known}"
-            return c
-        try:
-            arguments = json.loads(call.arguments or "{}")
-        except ValueError as exc:
-            c.invalid = f"the arguments are not valid JSON ({exc}); send a JSON object"
-            return c
-        try:
-            c.params = c.tool.params.model_validate(arguments)
-        except ValidationError as exc:
-            problems = "; ".join(
-                f"{'.'.join(map(str, e['loc'])) or 'arguments'}: {e['msg']}" for e in exc.errors()
-            )
-            c.invalid = f"invalid arguments for {call.name}: {problems}"
-            return c
-        try:
-            c.read_only = c.tool.read_only(c.params, self.ctx)
-        except ToolError as exc:
-            c.invalid = str(exc)
-        return c
 
 
 class _Run:
@@ -371,12 +298,3 @@ class _Run:
 
 def _repeat_reason(turn: TurnState) -> str:
     return f"the same call was made {turn.repeat_limit} times in this turn (repeat guard)"
-
-
-def call_key(call: ToolCall) -> str:
-    """Identity for duplicates and the repeat guard: same tool, same arguments."""
-    try:
-        arguments = json.dumps(json.loads(call.arguments or "{}"), sort_keys=True)
-    except ValueError:
-        arguments = call.arguments
-    return f"{call.name}\x00{arguments}"

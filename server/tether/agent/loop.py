@@ -4,8 +4,9 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from tether.agent.calls import TurnState
 from tether.agent.compaction import Compactor
-from tether.agent.dispatch import Dispatcher, TurnState
+from tether.agent.dispatch import Dispatcher
 from tether.agent.events import TextUpdate, Updates
 from tether.config import TurnSettings
 from tether.errors import ProviderError
