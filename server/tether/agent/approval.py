@@ -8,7 +8,7 @@ dismissed dialog, which parks the call until someone decides), then a remembered
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Awaitable, Callable, Mapping
 from pathlib import Path
 from typing import Literal, Protocol
 
@@ -82,7 +82,7 @@ class Gate:
         session: str,
         seq: int,
         call: PendingCall,
-        preview: str,
+        preview: Callable[[], Awaitable[str]],
         memory: Memory | None,
         recorded: Recorded,
     ) -> Decision | None:
@@ -97,7 +97,7 @@ class Gate:
             return Allow(by=f"rule: {rule.words} ({rule.scope})")
         if decision == "dismissed" or not self.person.can_ask():
             return None
-        answer = await self.person.ask(session, call, preview)
+        answer = await self.person.ask(session, call, await preview())
         if answer is None:
             # Dismissed: parked until someone decides, and not asked again.
             self.store.decide(session, seq, call.call_id, "dismissed", None)

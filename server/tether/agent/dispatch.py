@@ -213,20 +213,24 @@ class _Run:
         assert c.tool is not None
         ctx = self.d.ctx
         pending = c.pending(ctx)
-        preview, memory = f"{pending.summary} (outside the workspace)", None
+        tool, params = c.tool, c.params
+        memory = tool.remember(params, ctx) if isinstance(tool, Gated) else None
+
+        async def preview() -> str:
+            # Only when the person is asked: a recorded decision needs none (and a patch
+            # the person already applied in the editor could no longer be planned).
+            if isinstance(tool, Gated):
+                return await tool.preview(params, ctx)
+            return f"{pending.summary} (outside the workspace)"
+
+        self.approval_update(c, pending, "pending")
         try:
-            if isinstance(c.tool, Gated):
-                preview, memory = (
-                    await c.tool.preview(c.params, ctx),
-                    c.tool.remember(c.params, ctx),
-                )
+            decision = await self.d.gate.decide(
+                self.session, self.seq, pending, preview, memory, self.recorded
+            )
         except ToolError as exc:
             self.answer(c, "error", str(exc))  # nothing to ask about: it cannot run as given
             return
-        self.approval_update(c, pending, "pending")
-        decision = await self.d.gate.decide(
-            self.session, self.seq, pending, preview, memory, self.recorded
-        )
         if decision is None:
             self.parked = True
         elif isinstance(decision, Allow):

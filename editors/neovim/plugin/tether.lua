@@ -1,0 +1,33 @@
+-- User commands only; everything else loads on first use. See :help tether-commands.
+if vim.g.loaded_tether then
+  return
+end
+vim.g.loaded_tether = true
+
+local command = vim.api.nvim_create_user_command
+
+command("TetherAsk", function(cmd)
+  require("tether").ask(cmd.args, { new = cmd.bang })
+end, { nargs = "*", bang = true, desc = "tether: ask (! starts a new session)" })
+
+command("TetherApprove", function(cmd)
+  require("tether").approve(cmd.args ~= "" and cmd.args or nil)
+end, {
+  nargs = "?",
+  complete = function()
+    return { "session", "workspace" }
+  end,
+  desc = "tether: allow the pending calls (and remember the rule for the session or workspace)",
+})
+
+command("TetherDeny", function(cmd)
+  require("tether").deny(cmd.args)
+end, { nargs = "*", desc = "tether: deny the pending calls, with an optional reason" })
+
+command("TetherCancel", function()
+  require("tether").cancel()
+end, { desc = "tether: cancel the running turn" })
+
+command("TetherChat", function()
+  require("tether").chat()
+end, { desc = "tether: open the transcript" })
