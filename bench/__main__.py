@@ -9,7 +9,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from bench import dispatch_rows, grep_row, startup_row, tree
+from bench import dispatch_rows, grep_row, startup_row, tree, turn_row
 from bench.timing import Row, table
 
 
@@ -23,6 +23,7 @@ async def measure(workspace: Path, state: Path, quick: bool, detail: bool) -> li
     rows.append(await dispatch_rows.overhead(workspace, state, reps))
     rows += await grep_row.rows(workspace, reps)
     rows.append(await startup_row.row(workspace, state, 3 if quick else 7))
+    rows.append(await turn_row.row(workspace, state, reps))
     return rows
 
 

@@ -5,6 +5,7 @@
 
 from __future__ import annotations
 
+import functools
 import logging
 from collections.abc import Awaitable, Callable
 from pathlib import Path
@@ -19,15 +20,15 @@ from tether.agent.owners import as_seen
 from tether.agent.prompt import system_prompt
 from tether.agent.schedule import Scheduler
 from tether.agent.turns import PARKED, Turns
-from tether.config import Settings
+from tether.config import ProviderSettings, Settings
 from tether.errors import ConfigError, RequestError
 from tether.models import Compaction, History, PendingCall, SessionInfo, TurnResult, message_to_wire
 from tether.providers import make_provider
-from tether.providers.base import ToolSpec
+from tether.providers.base import Provider, ToolSpec
 from tether.store import Store
 from tether.store.tasks import Task
 from tether.tools import builtin_tools
-from tether.tools.base import Documents, Editor, FileEdit, Memory, ToolContext
+from tether.tools.base import Documents, Editor, FileEdit, Memory, Tool, ToolContext
 
 log = logging.getLogger(__name__)
 Scope = Literal["session", "workspace"]
@@ -51,6 +52,8 @@ class Tether:
         # Scheduled turns never pop a dialog: their approval-requiring calls park.
         self.quiet_gate = Gate(self.store, Nobody(), self.workspace)
         self.turns = Turns(self.store)
+        self._provider: tuple[ProviderSettings, Provider] | None = None
+        self._retired: list[Provider] = []
         self.scheduler = Scheduler(self.store.tasks, str(self.workspace), self._not_serving)
 
     async def _not_serving(self, task: Task) -> None:
@@ -72,31 +75,50 @@ class Tether:
 
     def dispatcher(self, ask: bool = True) -> Dispatcher:
         gate = self.gate if ask else self.quiet_gate
-        return Dispatcher(builtin_tools(), self.context(), self.store, gate, self.settings)
+        return Dispatcher(self.tools, self.context(), self.store, gate, self.settings)
+
+    @functools.cached_property
+    def tools(self) -> list[Tool]:
+        return builtin_tools()
+
+    @functools.cached_property
+    def specs(self) -> list[ToolSpec]:
+        """What the model is told of the tools (schema generation costs ~15 ms: once)."""
+        return [
+            ToolSpec(
+                name=t.name, description=t.description, parameters=t.params.model_json_schema()
+            )
+            for t in self.tools
+        ]
+
+    def provider(self) -> Provider:
+        """One provider (and its connection pool) for as long as its settings hold."""
+        wanted = self.settings.provider
+        if self._provider is None or self._provider[0] != wanted:
+            if self._provider is not None:
+                self._retired.append(self._provider[1])  # a running turn may still use it
+            self._provider = (wanted, make_provider(wanted))
+        return self._provider[1]
 
     async def _with_agent(
         self, session: str, go: Callable[[Agent], Awaitable[TurnResult]], ask: bool = True
     ) -> TurnResult:
         try:
-            provider = make_provider(self.settings.provider)
+            provider = self.provider()
         except ConfigError as exc:
             return TurnResult(session=session, status="error", error=str(exc))
-        tools = builtin_tools()
-        specs = [
-            ToolSpec(
-                name=t.name, description=t.description, parameters=t.params.model_json_schema()
-            )
-            for t in tools
-        ]
-        prompt = system_prompt(self.workspace, tools)
+        prompt = system_prompt(self.workspace, self.tools)
         compactor = Compactor(provider, self.store, self.settings.turn)
         agent = Agent(
-            provider, self.store, self.dispatcher(ask), compactor, prompt, specs, self.settings.turn
+            provider,
+            self.store,
+            self.dispatcher(ask),
+            compactor,
+            prompt,
+            self.specs,
+            self.settings.turn,
         )
-        try:
-            return await go(agent)
-        finally:
-            await provider.aclose()
+        return await go(agent)
 
     def open_session(self, prompt: str, session: str | None) -> str:
         if session is None:
@@ -226,4 +248,6 @@ class Tether:
 
     async def shutdown(self) -> None:
         await self.turns.shutdown()
+        for provider in [*self._retired, *([self._provider[1]] if self._provider else [])]:
+            await provider.aclose()
         self.store.close()
