@@ -9,7 +9,8 @@ from pathlib import Path
 from bench.timing import Row, interleaved, ms, ratio
 from tether.config import Settings
 from tether.tools.base import NoDocuments, ToolContext
-from tether.tools.index_grep import _RG_FLAGS, IndexGrep, IndexGrepParams, find_rg
+from tether.tools.index_grep import _RG_FLAGS, IndexGrep, IndexGrepParams
+from tether.tools.ripgrep import find_rg
 
 PATTERNS: list[tuple[str, str, bool]] = [  # what, pattern, case-sensitive
     ("literal", "def __init__", True),

@@ -1,7 +1,7 @@
 """What the read-only tools share: paths, text with live buffers first, a .gitignore-aware walk.
 
 The walk is the reference for what "a file of the workspace" means; ripgrep is
-run with flags that make it agree (see ``index_grep``): hidden files are seen,
+run with flags that make it agree (see ``ripgrep``): hidden files are seen,
 ``.git/`` never is, symbolic links are listed but not followed, and the
 ``.gitignore`` files at every level plus ``.git/info/exclude`` are honoured
 whether or not the workspace is a git repository.
@@ -134,12 +134,15 @@ class Ignores:
         return Ignores((*self.rules, (directory, spec))) if spec else self
 
 
-def _load(file: Path) -> GitIgnoreSpec | None:
+def _lines(file: Path) -> list[str]:
     try:
-        lines = file.read_text(encoding="utf-8", errors="replace").splitlines()
+        return file.read_text(encoding="utf-8", errors="replace").splitlines()
     except OSError:
-        return None
-    spec = GitIgnoreSpec.from_lines(lines)
+        return []
+
+
+def _load(file: Path) -> GitIgnoreSpec | None:
+    spec = GitIgnoreSpec.from_lines(_lines(file))
     return spec if any(pattern.include is not None for pattern in spec.patterns) else None
 
 
@@ -160,6 +163,32 @@ def ignores_above(root: Path, top: Path) -> Ignores:
     if top != root and ignores.ignored(top, is_dir=True):
         return Ignores()
     return ignores
+
+
+def rules_above(root: Path, top: Path) -> list[str]:
+    """``ignores_above`` as the lines of one ignore file whose patterns are relative to ``root``.
+
+    ripgrep given a subdirectory reads the ignore files inside it; these are the
+    ones above it, for its ``--ignore-file`` (run from ``root``; later lines win,
+    as deeper files do). Empty when nothing above applies.
+    """
+    if top == root or not top.is_dir() or not ignores_above(root, top).rules:
+        return []
+    lines = _lines(root / ".git" / "info" / "exclude")
+    for rel in [Path(), *reversed(top.relative_to(root).parents[:-1])]:
+        base = "" if rel == Path() else rel.as_posix() + "/"
+        lines += [_rebase(line, base) for line in _lines(root / rel / ".gitignore")]
+    return lines
+
+
+def _rebase(line: str, base: str) -> str:
+    """A pattern of ``base``'s .gitignore, for a file at the root: anchored ones get ``/base``."""
+    bang = "!" if line.startswith("!") else ""
+    pattern = line.removeprefix(bang)
+    # A "/" before the end anchors a pattern to its file's directory; "*.log" matches anywhere.
+    if not base or line.startswith("#") or "/" not in pattern.rstrip().rstrip("/"):
+        return line
+    return f"{bang}/{base}{pattern.removeprefix('/')}"
 
 
 def excluded(root: Path, top: Path, path: Path) -> bool:

@@ -2,15 +2,16 @@
 
 from __future__ import annotations
 
-import asyncio
 import re
+from collections.abc import Callable
 from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict, Field
 
 from tether.errors import ToolError
+from tether.tools import listing, ripgrep
 from tether.tools.base import ToolContext
-from tether.tools.files import reads_inside, resolve, shown, walk
+from tether.tools.files import reads_inside, resolve, shown
 
 MAX_MATCHES = 1000
 
@@ -41,6 +42,9 @@ class FsFind:
     )
     params: type[BaseModel] = FsFindParams
 
+    def __init__(self, rg: Callable[[], str | None] = ripgrep.find_rg) -> None:
+        self._rg = rg
+
     def read_only(self, params: FsFindParams, ctx: ToolContext) -> bool:
         return reads_inside(ctx, params.path)
 
@@ -54,7 +58,11 @@ class FsFind:
         if not top.is_dir():
             what = "is a file, not a directory" if top.exists() else "does not exist"
             raise ToolError(f"{name} {what}; fs-find searches under a directory")
-        found = await asyncio.to_thread(_find, ctx, top, glob)
+        base = "" if top == ctx.workspace else name + "/"
+        items = await listing.collect(
+            self._rg(), ctx, top, MAX_MATCHES, lambda item: glob.finds_below(base, item.below)
+        )
+        found = [base + item.below + ("/" if item.is_dir else "") for item in items]
         if not found:
             return f"no paths match {params.pattern!r} under {name}"
         if len(found) > MAX_MATCHES:
@@ -62,16 +70,6 @@ class FsFind:
                 f"[stopped after {MAX_MATCHES} matches; narrow the pattern or the path]"
             ]
         return "\n".join(found)
-
-
-def _find(ctx: ToolContext, top: Path, glob: Glob) -> list[str]:
-    found: list[str] = []
-    for entry in walk(ctx.workspace, top):
-        if glob.finds(ctx, top, entry.path):
-            found.append(ctx.relative(entry.path) + ("/" if entry.is_dir else ""))
-            if len(found) > MAX_MATCHES:
-                break
-    return found
 
 
 class Glob:
@@ -93,6 +91,10 @@ class Glob:
         """Whether a search of ``top`` finds ``path``: its path from the root or from ``top``."""
         below = path.relative_to(top).as_posix() if path != top else path.name
         return self.matches(ctx.relative(path)) or self.matches(below)
+
+    def finds_below(self, base: str, below: str) -> bool:
+        """``finds`` for the path ``base + below``, where ``base`` is how ``top/`` is shown."""
+        return self.matches(base + below) or (base != "" and self.matches(below))
 
     def name_part(self) -> str | None:
         """A glob every matching base name satisfies, if the pattern has one."""

@@ -2,15 +2,16 @@
 
 from __future__ import annotations
 
-import asyncio
 import os
+from collections.abc import Callable
 from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict, Field
 
 from tether.errors import ToolError
+from tether.tools import listing, ripgrep
 from tether.tools.base import ToolContext
-from tether.tools.files import Entry, reads_inside, resolve, shown, walk
+from tether.tools.files import reads_inside, resolve, shown
 
 MAX_ENTRIES = 1000
 
@@ -37,6 +38,9 @@ class FsList:
     )
     params: type[BaseModel] = FsListParams
 
+    def __init__(self, rg: Callable[[], str | None] = ripgrep.find_rg) -> None:
+        self._rg = rg
+
     def read_only(self, params: FsListParams, ctx: ToolContext) -> bool:
         return reads_inside(ctx, params.path)
 
@@ -50,11 +54,12 @@ class FsList:
             raise ToolError(f"no such directory: {name}")
         if not top.is_dir():
             raise ToolError(f"{name} is a file, not a directory; fs-read reads it")
-        entries = await asyncio.to_thread(_collect, ctx.workspace, top, params.depth)
-        if not entries:
+        items = await listing.collect(self._rg(), ctx, top, MAX_ENTRIES, max_depth=params.depth)
+        if not items:
             return f"{name} is empty (or holds only ignored files)"
-        lines = [_line(ctx, entry) for entry in entries[:MAX_ENTRIES]]
-        if len(entries) > MAX_ENTRIES:
+        base = "" if top == ctx.workspace else name + "/"
+        lines = [_line(top, base, item) for item in items[:MAX_ENTRIES]]
+        if len(items) > MAX_ENTRIES:
             lines.append(
                 f"[listing cut at {MAX_ENTRIES} entries; list a subdirectory or use a smaller "
                 "depth to see the rest]"
@@ -62,20 +67,11 @@ class FsList:
         return "\n".join(lines)
 
 
-def _collect(root: Path, top: Path, depth: int) -> list[Entry]:
-    entries: list[Entry] = []
-    for entry in walk(root, top, max_depth=depth):
-        entries.append(entry)
-        if len(entries) > MAX_ENTRIES:
-            break
-    return entries
-
-
-def _line(ctx: ToolContext, entry: Entry) -> str:
-    text = ctx.relative(entry.path) + ("/" if entry.is_dir else "")
-    if entry.is_link:
+def _line(top: Path, base: str, item: listing.Item) -> str:
+    text = base + item.below + ("/" if item.is_dir else "")
+    if item.is_link:
         try:
-            text += f" -> {os.readlink(entry.path)}"
+            text += f" -> {os.readlink(top / item.below)}"
         except OSError:
             text += " -> ?"
     return text

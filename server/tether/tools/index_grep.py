@@ -13,8 +13,6 @@ import base64
 import json
 import os
 import re
-import shutil
-import sys
 import threading
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
@@ -24,6 +22,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field
 
 from tether.errors import ToolError
+from tether.tools import ripgrep
 from tether.tools.base import ToolContext
 from tether.tools.files import (
     disk_lines,
@@ -38,21 +37,9 @@ from tether.tools.fs_find import Glob
 
 MAX_LINE_CHARS = 300
 COUNT_PAST = 10_000  # matches counted beyond max_results before the search gives up counting
-_STREAM_LIMIT = 64 * 2**20  # ripgrep prints a matching line whole, however long
-_RG_FLAGS = (
-    # Make ripgrep see the tree as files.walk does: hidden files yes, .git and
-    # ignore files other than .gitignore / .git/info/exclude no, no user config.
-    *("--json", "--no-config", "--no-require-git", "--hidden", "--glob", "!.git"),
-    *("--no-ignore-global", "--no-ignore-parent", "--no-ignore-dot", "--sort", "path"),
-)
-
-
-def find_rg() -> str | None:
-    """The ``rg`` the ``ripgrep`` wheel put beside this interpreter, else one on PATH."""
-    beside = Path(sys.executable).parent / ("rg.exe" if os.name == "nt" else "rg")
-    if beside.is_file() and os.access(beside, os.X_OK):
-        return str(beside)
-    return shutil.which("rg")
+_RG_FLAGS = ("--json", *ripgrep.FLAGS)
+# ripgrep's JSON events start with their type: most lines are read no further.
+_MATCH, _BEGIN, _END = b'{"type":"match"', b'{"type":"begin"', b'{"type":"end"'
 
 
 class IndexGrepParams(BaseModel):
@@ -80,9 +67,13 @@ class _Found:
 
     def add(self, shown: str, line: int, text: str, start: int, limit: int) -> bool:
         """Record one match; False once counting should stop."""
-        self.total += 1
         if len(self.hits) < limit:
             self.hits.append((tuple(shown.split("/")), line, _clip(text, start)))
+        return self.count(limit)
+
+    def count(self, limit: int) -> bool:
+        """Count one match; False once counting should stop."""
+        self.total += 1
         self.counting_stopped = self.total >= limit + COUNT_PAST
         return not self.counting_stopped
 
@@ -103,6 +94,13 @@ class _Search:
             text = ctx.documents.live_text(path)
             if text is not None and self.in_scope(path):
                 self.live[path] = text
+
+    def disk_name(self, printed: str) -> str | None:
+        """How a file ripgrep printed is shown; None when its matches on disk are not wanted."""
+        if (self.live or self.glob) and not self.on_disk(self.ctx.workspace / printed):
+            return None
+        # ripgrep prints "<the path it was given>/<below>": "./src/a.py" for ".".
+        return printed.removeprefix("./") if self.top == self.ctx.workspace else printed
 
     def in_scope(self, path: Path) -> bool:
         inside = path == self.top or path.is_relative_to(self.top)
@@ -138,7 +136,7 @@ class IndexGrep:
     )
     params: type[BaseModel] = IndexGrepParams
 
-    def __init__(self, rg: Callable[[], str | None] = find_rg) -> None:
+    def __init__(self, rg: Callable[[], str | None] = ripgrep.find_rg) -> None:
         self._rg = rg
 
     def read_only(self, params: IndexGrepParams, ctx: ToolContext) -> bool:
@@ -165,56 +163,60 @@ class IndexGrep:
 
 async def _ripgrep(rg: str, search: _Search) -> _Found | None:
     """ripgrep's matches, or None when it rejects a regex that Python accepted."""
-    ctx, params = search.ctx, search.params
-    argv = [rg, *_RG_FLAGS, "--case-sensitive" if params.case_sensitive else "--ignore-case"]
+    params = search.params
+    args = ["--json", "--case-sensitive" if params.case_sensitive else "--ignore-case"]
     if search.glob and (names := search.glob.name_part()):
         # --glob would override .gitignore; a file type narrows the walk without doing so.
-        argv += ["--type-add", f"tether:{names}", "--type", "tether"]
-    argv += ["--regexp", params.pattern, "--", ctx.relative(search.top)]
-    try:
-        proc = await asyncio.create_subprocess_exec(
-            *argv,
-            cwd=ctx.workspace,
-            stdin=asyncio.subprocess.DEVNULL,
-            stdout=asyncio.subprocess.PIPE,
-            stderr=asyncio.subprocess.PIPE,
-            limit=_STREAM_LIMIT,
-        )
-    except OSError:
-        return None  # ripgrep went away: search in Python
-    assert proc.stdout is not None and proc.stderr is not None
-    errors = asyncio.ensure_future(proc.stderr.read())
-    found, limit, finished = _Found(), search.limit, False
-    try:
-        async for raw in proc.stdout:
-            event = json.loads(raw)
-            if event["type"] != "match":
-                finished |= event["type"] == "summary"
-                continue
-            data = event["data"]
-            path = ctx.workspace / os.fsdecode(_raw(data["path"]))
-            if not search.on_disk(path):
-                continue
-            line = _raw(data["lines"])
-            at = data["submatches"][0]["start"] if data["submatches"] else 0
-            text = line.decode(errors="replace").removesuffix("\n").removesuffix("\r")
-            start = len(line[:at].decode(errors="replace"))  # ripgrep counts bytes
-            if not found.add(ctx.relative(path), data["line_number"], text, start, limit):
-                break
-        else:
-            await proc.wait()
-    except ValueError:  # a line past the stream limit, or output that is not JSON
-        raise ToolError("ripgrep printed a line too long to read; narrow the search") from None
-    finally:
-        if proc.returncode is None:
-            proc.kill()
-            await proc.wait()
-        stderr = (await errors).decode(errors="replace").strip()
+        args += ["--type-add", f"tether:{names}", "--type", "tether"]
+    args += ["--regexp", params.pattern]
+    async with ripgrep.running(rg, args, search.ctx, search.top) as proc:
+        if proc is None:
+            return None  # ripgrep went away: search in Python
+        assert proc.stdout is not None and proc.stderr is not None
+        errors = asyncio.ensure_future(proc.stderr.read())
+        try:
+            found, finished = await _read(proc.stdout, search)
+            if not found.counting_stopped:
+                await proc.wait()
+        except ValueError:  # a line past the stream limit, or output that is not JSON
+            raise ToolError("ripgrep printed a line too long to read; narrow the search") from None
+        finally:
+            if proc.returncode is None:
+                proc.kill()
+                await proc.wait()
+            stderr = (await errors).decode(errors="replace").strip()
     if "regex parse error" in stderr:
         return None
     if proc.returncode == 2 and not finished:  # unreadable files alone do not fail a search
         raise ToolError(f"ripgrep failed: {stderr}")
     return found
+
+
+async def _read(stdout: asyncio.StreamReader, search: _Search) -> tuple[_Found, bool]:
+    """The matches in ripgrep's JSON events; whether it got as far as its summary."""
+    found, limit, finished = _Found(), search.limit, False
+    shown: str | None = None  # the file whose matches come next, or None to skip them
+    async for batch in ripgrep.lines(stdout):
+        for raw in batch:
+            if raw.startswith(_MATCH):
+                if shown is None:
+                    continue
+                if len(found.hits) >= limit:  # past max_results only the count matters
+                    if not found.count(limit):
+                        return found, finished
+                    continue
+                data = json.loads(raw)["data"]
+                line = _raw(data["lines"])
+                at = data["submatches"][0]["start"] if data["submatches"] else 0
+                text = line.decode(errors="replace").removesuffix("\n").removesuffix("\r")
+                start = len(line[:at].decode(errors="replace"))  # ripgrep counts bytes
+                if not found.add(shown, data["line_number"], text, start, limit):
+                    return found, finished
+            elif raw.startswith(_BEGIN):
+                shown = search.disk_name(os.fsdecode(_raw(json.loads(raw)["data"]["path"])))
+            elif raw and not raw.startswith(_END):
+                finished |= json.loads(raw)["type"] == "summary"
+    return found, finished
 
 
 def _raw(value: dict[str, Any]) -> bytes:

@@ -108,3 +108,35 @@ def gone(pid: int) -> bool:
     except ProcessLookupError:
         return True
     return False
+
+
+def ignore_maze(root: Path) -> Path:
+    """A tree where .gitignore rules at several levels, symlinks and empty directories meet.
+
+    Every file says TODO. The tools' ripgrep paths and their Python fallbacks
+    must see exactly the same entries in it, from the root or any directory.
+    """
+    write(root, ".git/HEAD", "ref: refs/heads/main\n")
+    write(root, ".git/info/exclude", "secret.txt\n")
+    write(root, ".gitignore", "*.log\nbuild/\n/top-only.txt\nnode_modules/\n")
+    write(root, "src/.gitignore", "!keep.log\ngen/\n/anchored.txt\ndeep/skip.txt\n")
+    write(root, "src/deep/.gitignore", "!*.log\n")
+    for rel in [
+        *("a.log", "top-only.txt", "secret.txt", "build/out.js", "node_modules/pkg/index.js"),
+        *("src/keep.log", "src/drop.log", "src/top-only.txt", "src/anchored.txt", "src/main.py"),
+        *("src/secret.txt", "src/gen/x.py", "src/deep/a.log", "src/deep/anchored.txt"),
+        *("src/deep/skip.txt", "src/deep/gen/y.py", "src/deep/z.py", "logs/only.log"),
+        *(".hidden/conf.py", "sub/a.txt", "a b/c d.txt"),
+    ]:
+        write(root, rel, "TODO\n")
+    write(root, "sub/.git", "gitdir: elsewhere\n")
+    (root / "empty/nested").mkdir(parents=True)
+    (root / "link-dir").symlink_to("src")
+    (root / "link-file").symlink_to("src/main.py")
+    (root / "link-ignored.log").symlink_to("src/main.py")
+    (root / "broken").symlink_to("nowhere")
+    (root / "src/up").symlink_to("..")
+    return root.resolve()
+
+
+MAZE_DIRS = [".", "src", "src/deep", "node_modules", "logs", "empty", "sub"]

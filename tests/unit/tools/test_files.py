@@ -14,6 +14,7 @@ from tether.tools.files import (
     load_text,
     read_text,
     reads_inside,
+    rules_above,
     split_lines,
     walk,
 )
@@ -202,3 +203,18 @@ def test_every_tool_forbids_unknown_arguments_and_describes_its_fields() -> None
         assert schema.get("additionalProperties") is False, tool.name
         for field, spec in schema.get("properties", {}).items():
             assert spec.get("description"), f"{tool.name}.{field}"
+
+
+def test_rules_above_a_directory_are_rebased_onto_the_root(tmp_path: Path) -> None:
+    write(tmp_path, ".git/info/exclude", "secret\n")
+    write(tmp_path, ".gitignore", "*.log\n/top\n")
+    write(tmp_path, "a/.gitignore", "# note\ngen/\n!/keep.log\nb/skip\n**/deep\n")
+    write(tmp_path, "a/b/c/.gitignore", "inside\n")
+    root = tmp_path.resolve()
+    assert rules_above(root, root) == []
+    assert rules_above(root, root / "a/b/c") == [
+        *("secret", "*.log", "/top"),
+        *("# note", "gen/", "!/a/keep.log", "/a/b/skip", "/a/**/deep"),
+    ]
+    write(tmp_path, ".gitignore", "a/\n")
+    assert rules_above(root, root / "a/b") == []  # named explicitly, as ripgrep searches it

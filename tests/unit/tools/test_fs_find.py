@@ -1,14 +1,30 @@
 from __future__ import annotations
 
+import asyncio
 from pathlib import Path
 
 import pytest
 
-from tests.unit.tools import call, context, write
+from tests.unit.tools import (
+    MAZE_DIRS,
+    call,
+    cancel_once_started,
+    context,
+    gone,
+    ignore_maze,
+    sleeper,
+    write,
+)
 from tether.errors import ToolError
 from tether.tools.fs_find import MAX_MATCHES, FsFind, FsFindParams, Glob
 
 FIND = FsFind()
+PYTHON = FsFind(rg=lambda: None)  # the fallback: no ripgrep on this machine
+
+
+@pytest.fixture(params=["rg", "python"])
+def find(request: pytest.FixtureRequest) -> FsFind:
+    return FIND if request.param == "rg" else PYTHON
 
 
 @pytest.fixture
@@ -60,51 +76,73 @@ def test_a_glob_knows_the_name_part_every_match_has() -> None:
     assert Glob("{src/a,lib/b}.py").name_part() is None
 
 
-async def test_a_name_pattern_matches_at_any_depth(tree: Path) -> None:
-    out = await call(FIND, context(tree), pattern="*.py")
+async def test_a_name_pattern_matches_at_any_depth(find: FsFind, tree: Path) -> None:
+    out = await call(find, context(tree), pattern="*.py")
     assert out.splitlines() == ["src/app.py", "src/pkg/mod.py", "tests/test_app.py"]
 
 
-async def test_a_path_pattern_matches_workspace_relative_paths(tree: Path) -> None:
-    out = await call(FIND, context(tree), pattern="src/**/*.{ts,tsx}")
+async def test_a_path_pattern_matches_workspace_relative_paths(find: FsFind, tree: Path) -> None:
+    out = await call(find, context(tree), pattern="src/**/*.{ts,tsx}")
     assert out.splitlines() == ["src/pkg/view.ts", "src/pkg/view.tsx"]
-    assert await call(FIND, context(tree), pattern="**/*.md") == "README.md\ndocs/guide.md"
+    assert await call(find, context(tree), pattern="**/*.md") == "README.md\ndocs/guide.md"
 
 
-async def test_path_narrows_the_search_and_patterns_may_be_relative_to_it(tree: Path) -> None:
+async def test_path_narrows_the_search_and_patterns_may_be_relative_to_it(
+    find: FsFind, tree: Path
+) -> None:
     ctx = context(tree)
-    assert await call(FIND, ctx, pattern="*.py", path="src/pkg") == "src/pkg/mod.py"
-    assert await call(FIND, ctx, pattern="pkg/*.py", path="src") == "src/pkg/mod.py"
+    assert await call(find, ctx, pattern="*.py", path="src/pkg") == "src/pkg/mod.py"
+    assert await call(find, ctx, pattern="pkg/*.py", path="src") == "src/pkg/mod.py"
 
 
-async def test_directories_match_too(tree: Path) -> None:
-    assert await call(FIND, context(tree), pattern="pkg") == "src/pkg/"
+async def test_directories_match_too(find: FsFind, tree: Path) -> None:
+    assert await call(find, context(tree), pattern="pkg") == "src/pkg/"
 
 
-async def test_gitignored_paths_and_git_are_skipped(tree: Path) -> None:
+async def test_gitignored_paths_and_git_are_skipped(find: FsFind, tree: Path) -> None:
     ctx = context(tree)
-    assert "build/gen.py" not in await call(FIND, ctx, pattern="*.py")
-    assert await call(FIND, ctx, pattern="config") == "no paths match 'config' under ."
+    assert "build/gen.py" not in await call(find, ctx, pattern="*.py")
+    assert await call(find, ctx, pattern="config") == "no paths match 'config' under ."
 
 
-async def test_many_matches_are_cut_with_a_note(tmp_path: Path) -> None:
+async def test_many_matches_are_cut_with_a_note(find: FsFind, tmp_path: Path) -> None:
     for n in range(MAX_MATCHES + 3):
         (tmp_path / f"f{n:05}.txt").touch()
-    lines = (await call(FIND, context(tmp_path), pattern="*.txt")).splitlines()
+    lines = (await call(find, context(tmp_path), pattern="*.txt")).splitlines()
     assert len(lines) == MAX_MATCHES + 1
     assert lines[-1] == f"[stopped after {MAX_MATCHES} matches; narrow the pattern or the path]"
 
 
-async def test_bad_globs_and_paths_are_errors(tree: Path) -> None:
+async def test_bad_globs_and_paths_are_errors(find: FsFind, tree: Path) -> None:
     ctx = context(tree)
     with pytest.raises(ToolError, match=r"invalid glob"):
-        await call(FIND, ctx, pattern="*.{py")
+        await call(find, ctx, pattern="*.{py")
     with pytest.raises(ToolError, match=r"README.md is a file, not a directory"):
-        await call(FIND, ctx, pattern="*", path="README.md")
+        await call(find, ctx, pattern="*", path="README.md")
     with pytest.raises(ToolError, match=r"nope does not exist"):
-        await call(FIND, ctx, pattern="*", path="nope")
+        await call(find, ctx, pattern="*", path="nope")
 
 
 def test_summary(tmp_path: Path) -> None:
     params = FsFindParams(pattern="*.py", path="src")
     assert FIND.summary(params, context(tmp_path)) == "find *.py in src"
+
+
+async def test_ripgrep_and_the_fallback_find_the_same_paths(tmp_path: Path) -> None:
+    ctx = context(ignore_maze(tmp_path))
+    for path in MAZE_DIRS:
+        for pattern in ["*", "**", "*.log", "*.txt", "src/**", "deep/*", "gen", "link-*"]:
+            expected = await call(PYTHON, ctx, pattern=pattern, path=path)
+            assert await call(FIND, ctx, pattern=pattern, path=path) == expected, (path, pattern)
+    assert (await call(FIND, ctx, pattern="*.log")).splitlines() == [
+        "src/deep/a.log",
+        "src/keep.log",
+    ]
+
+
+async def test_cancelling_a_find_kills_ripgrep(tmp_path: Path) -> None:
+    rg, pid_file = sleeper(tmp_path / "rg")
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    task = asyncio.ensure_future(call(FsFind(rg=lambda: str(rg)), context(ws), pattern="*"))
+    assert gone(await cancel_once_started(task, pid_file))

@@ -1,14 +1,31 @@
 from __future__ import annotations
 
+import asyncio
 from pathlib import Path
 
 import pytest
 
-from tests.unit.tools import call, context, init_repo, write
+from tests.unit.tools import (
+    MAZE_DIRS,
+    call,
+    cancel_once_started,
+    context,
+    gone,
+    ignore_maze,
+    init_repo,
+    sleeper,
+    write,
+)
 from tether.errors import ToolError
 from tether.tools.fs_list import MAX_ENTRIES, FsList, FsListParams
 
 LIST = FsList()
+PYTHON = FsList(rg=lambda: None)  # the fallback: no ripgrep on this machine
+
+
+@pytest.fixture(params=["rg", "python"])
+def lister(request: pytest.FixtureRequest) -> FsList:
+    return LIST if request.param == "rg" else PYTHON
 
 
 @pytest.fixture
@@ -18,8 +35,10 @@ def tree(tmp_path: Path) -> Path:
     return tmp_path
 
 
-async def test_default_depth_is_two_levels_with_directories_marked(tree: Path) -> None:
-    assert (await call(LIST, context(tree))).splitlines() == [
+async def test_default_depth_is_two_levels_with_directories_marked(
+    lister: FsList, tree: Path
+) -> None:
+    assert (await call(lister, context(tree))).splitlines() == [
         "README.md",
         "a.txt",
         "src/",
@@ -28,9 +47,15 @@ async def test_default_depth_is_two_levels_with_directories_marked(tree: Path) -
     ]
 
 
-async def test_depth_one_is_direct_children_and_deeper_goes_further(tree: Path) -> None:
-    assert (await call(LIST, context(tree), depth=1)).splitlines() == ["README.md", "a.txt", "src/"]
-    assert (await call(LIST, context(tree), path="src", depth=5)).splitlines() == [
+async def test_depth_one_is_direct_children_and_deeper_goes_further(
+    lister: FsList, tree: Path
+) -> None:
+    assert (await call(lister, context(tree), depth=1)).splitlines() == [
+        "README.md",
+        "a.txt",
+        "src/",
+    ]
+    assert (await call(lister, context(tree), path="src", depth=5)).splitlines() == [
         "src/app/",
         "src/app/deep/",
         "src/app/deep/x.py",
@@ -39,38 +64,40 @@ async def test_depth_one_is_direct_children_and_deeper_goes_further(tree: Path) 
     ]
 
 
-async def test_gitignored_entries_and_git_are_never_listed(tmp_path: Path) -> None:
+async def test_gitignored_entries_and_git_are_never_listed(lister: FsList, tmp_path: Path) -> None:
     repo = init_repo(tmp_path / "repo")
     write(repo, ".gitignore", "node_modules/\n*.pyc\n")
     write(repo, "node_modules/x/index.js", "")
     write(repo, "src/a.py", "")
     write(repo, "src/a.pyc", "")
-    assert (await call(LIST, context(repo))).splitlines() == [".gitignore", "src/", "src/a.py"]
+    assert (await call(lister, context(repo))).splitlines() == [".gitignore", "src/", "src/a.py"]
 
 
-async def test_symlinks_show_their_target_and_are_not_entered(tmp_path: Path) -> None:
+async def test_symlinks_show_their_target_and_are_not_entered(
+    lister: FsList, tmp_path: Path
+) -> None:
     write(tmp_path, "real/a.txt", "")
     (tmp_path / "alias").symlink_to("real")
-    out = await call(LIST, context(tmp_path))
+    out = await call(lister, context(tmp_path))
     assert out.splitlines() == ["alias/ -> real", "real/", "real/a.txt"]
 
 
-async def test_long_listings_are_cut_with_a_note(tmp_path: Path) -> None:
+async def test_long_listings_are_cut_with_a_note(lister: FsList, tmp_path: Path) -> None:
     for n in range(MAX_ENTRIES + 5):
         (tmp_path / f"f{n:05}").touch()
-    lines = (await call(LIST, context(tmp_path))).splitlines()
+    lines = (await call(lister, context(tmp_path))).splitlines()
     assert len(lines) == MAX_ENTRIES + 1
     assert lines[-1].startswith(f"[listing cut at {MAX_ENTRIES} entries; list a subdirectory")
 
 
-async def test_files_missing_paths_and_empty_directories(tree: Path) -> None:
+async def test_files_missing_paths_and_empty_directories(lister: FsList, tree: Path) -> None:
     ctx = context(tree)
     with pytest.raises(ToolError, match=r"README.md is a file, not a directory"):
-        await call(LIST, ctx, path="README.md")
+        await call(lister, ctx, path="README.md")
     with pytest.raises(ToolError, match=r"no such directory: nope"):
-        await call(LIST, ctx, path="nope")
+        await call(lister, ctx, path="nope")
     (tree / "empty").mkdir()
-    assert await call(LIST, ctx, path="empty") == "empty is empty (or holds only ignored files)"
+    assert await call(lister, ctx, path="empty") == "empty is empty (or holds only ignored files)"
 
 
 def test_summary_and_params(tmp_path: Path) -> None:
@@ -78,3 +105,27 @@ def test_summary_and_params(tmp_path: Path) -> None:
     assert set(LIST.params.model_json_schema()["properties"]) == {"path", "depth"}
     with pytest.raises(ValueError):
         LIST.params.model_validate({"depth": 0})
+
+
+async def test_ripgrep_and_the_fallback_list_the_same_entries(tmp_path: Path) -> None:
+    ctx = context(ignore_maze(tmp_path))
+    for path in MAZE_DIRS:
+        for depth in (1, 2, 3, 10):
+            expected = await call(PYTHON, ctx, path=path, depth=depth)
+            assert await call(LIST, ctx, path=path, depth=depth) == expected, (path, depth)
+    assert (await call(LIST, ctx, path="src", depth=1)).splitlines() == [
+        "src/.gitignore",
+        "src/deep/",
+        "src/keep.log",
+        "src/main.py",
+        "src/top-only.txt",
+        "src/up/ -> ..",
+    ]
+
+
+async def test_cancelling_a_listing_kills_ripgrep(tmp_path: Path) -> None:
+    rg, pid_file = sleeper(tmp_path / "rg")
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    task = asyncio.ensure_future(call(FsList(rg=lambda: str(rg)), context(ws)))
+    assert gone(await cancel_once_started(task, pid_file))

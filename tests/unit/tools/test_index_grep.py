@@ -7,11 +7,13 @@ from typing import Any
 import pytest
 
 from tests.unit.tools import (
+    MAZE_DIRS,
     Buffers,
     call,
     cancel_once_started,
     context,
     gone,
+    ignore_maze,
     init_repo,
     sleeper,
     summary,
@@ -19,7 +21,8 @@ from tests.unit.tools import (
 )
 from tether.errors import ToolError
 from tether.tools.base import ToolContext
-from tether.tools.index_grep import MAX_LINE_CHARS, IndexGrep, find_rg
+from tether.tools.index_grep import MAX_LINE_CHARS, IndexGrep
+from tether.tools.ripgrep import find_rg
 
 RG = IndexGrep()
 PYTHON = IndexGrep(rg=lambda: None)  # the fallback: no ripgrep on this machine
@@ -206,3 +209,31 @@ async def test_cancelling_a_search_kills_ripgrep(tmp_path: Path) -> None:
     ws.mkdir()
     task = asyncio.ensure_future(call(IndexGrep(rg=lambda: str(rg)), context(ws), pattern="x"))
     assert gone(await cancel_once_started(task, pid_file))
+
+
+async def test_ripgrep_and_the_fallback_search_the_same_files(tmp_path: Path) -> None:
+    ctx = context(ignore_maze(tmp_path))
+    for path in MAZE_DIRS:
+        for glob in [None, "*.log", "deep/*"]:
+            arguments = {"pattern": "TODO", "path": path, "glob": glob}
+            assert await call(RG, ctx, **arguments) == await call(PYTHON, ctx, **arguments), (
+                arguments
+            )
+    # The rules above a directory hold inside it: src/drop.log is ignored from the root.
+    assert (await call(RG, ctx, pattern="TODO", path="src")).splitlines() == [
+        "src/deep/a.log:1: TODO",
+        "src/deep/anchored.txt:1: TODO",
+        "src/deep/z.py:1: TODO",
+        "src/keep.log:1: TODO",
+        "src/main.py:1: TODO",
+        "src/top-only.txt:1: TODO",
+    ]
+
+
+async def test_a_matching_line_longer_than_one_read_is_cut_around_the_match(
+    grep: IndexGrep, tmp_path: Path
+) -> None:
+    write(tmp_path, "min.js", "x" * 1_000_000 + "NEEDLE" + "y" * 1000 + "\nNEEDLE 2\n")
+    out = (await call(grep, context(tmp_path), pattern="NEEDLE")).splitlines()
+    assert out[0] == "min.js:1: …" + "x" * 100 + "NEEDLE" + "y" * 194 + "…"
+    assert out[1] == "min.js:2: NEEDLE 2"

@@ -1,0 +1,128 @@
+"""The entries fs-find and fs-list show: ripgrep names the files, a short walk adds the rest.
+
+``rg --files`` names, in a process of its own, every regular file that
+``files.walk`` would keep. A walk by ``os.listdir`` then puts the tree together
+with set look-ups: a name ripgrep listed is a kept file, and a directory holding
+one is kept. Only what is left (symbolic links, directories with no kept file
+inside, ignored entries) is matched against .gitignore in Python, as the walk
+matches it. Without ripgrep ``files.walk`` does it all; the entries are the same.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+from tether.tools import ripgrep
+from tether.tools.base import ToolContext
+from tether.tools.files import Ignores, ignores_above, walk
+
+
+@dataclass(frozen=True, slots=True)
+class Item:
+    """One entry of a listing."""
+
+    below: str  # the path under the directory walked, "/"-separated
+    is_dir: bool  # a symbolic link to a directory too
+    is_link: bool
+
+
+async def collect(
+    rg: str | None,
+    ctx: ToolContext,
+    top: Path,
+    limit: int,
+    wanted: Callable[[Item], bool] = lambda item: True,
+    max_depth: int | None = None,
+) -> list[Item]:
+    """The wanted entries under the directory ``top`` in tree order; one past ``limit`` at most."""
+    files = await _rg_files(rg, ctx, top, max_depth) if rg else None
+
+    def scan() -> list[Item]:
+        items: Iterable[Item]
+        if files is None:
+            items = _walk(ctx.workspace, top, max_depth)
+        else:
+            items = _Tree(ctx.workspace, top, files, max_depth)
+        found: list[Item] = []
+        for item in items:
+            if wanted(item):
+                found.append(item)
+                if len(found) > limit:
+                    break
+        return found
+
+    return await asyncio.to_thread(scan)
+
+
+async def _rg_files(rg: str, ctx: ToolContext, top: Path, max_depth: int | None) -> set[str] | None:
+    """The files under ``top`` that the walk keeps, by ripgrep; None if it could not say."""
+    args = ["--files", "--null", *(("--max-depth", str(max_depth)) if max_depth else ())]
+    async with ripgrep.running(rg, args, ctx, top) as proc:
+        if proc is None:
+            return None
+        out, _ = await proc.communicate()
+    if proc.returncode not in (0, 1):  # 2: something was unreadable; the walk says what
+        return None
+    where = ctx.relative(top)
+    cut = len(where) + 1  # ripgrep prints "<where>/<below>"
+    return {name[cut:] for name in os.fsdecode(out).split("\0") if name}
+
+
+def _walk(root: Path, top: Path, max_depth: int | None) -> Iterator[Item]:
+    for entry in walk(root, top, max_depth):
+        yield Item(entry.path.relative_to(top).as_posix(), entry.is_dir, entry.is_link)
+
+
+class _Tree:
+    """``files.walk``'s entries, with ripgrep's list of the files it keeps as the oracle."""
+
+    def __init__(self, root: Path, top: Path, files: set[str], max_depth: int | None) -> None:
+        self.root, self.top, self.files, self.max_depth = root, top, files, max_depth
+        self.dirs: set[str] = set()  # every directory that holds a kept file
+        for name in files:
+            parent = name.rpartition("/")[0]
+            while parent and parent not in self.dirs:
+                self.dirs.add(parent)
+                parent = parent.rpartition("/")[0]
+        self._ignores: dict[str, Ignores] = {}
+
+    def __iter__(self) -> Iterator[Item]:
+        return self._items(str(self.top), "", 1)
+
+    def _items(self, directory: str, prefix: str, depth: int) -> Iterator[Item]:
+        try:
+            names = sorted(os.listdir(directory))
+        except OSError:
+            return  # an unreadable directory is skipped, as the walk skips it
+        for name in names:
+            below = prefix + name
+            if below in self.files:
+                yield Item(below, False, False)
+                continue
+            if name == ".git":
+                continue
+            path = os.path.join(directory, name)
+            if below in self.dirs:
+                is_dir, is_link = True, False
+            else:
+                is_dir, is_link = os.path.isdir(path), os.path.islink(path)
+                if self._rules(directory).ignored(Path(path), is_dir):
+                    continue
+            yield Item(below, is_dir, is_link)
+            if is_dir and not is_link and (self.max_depth is None or depth < self.max_depth):
+                yield from self._items(path, below + "/", depth + 1)
+
+    def _rules(self, directory: str) -> Ignores:
+        """The ignore rules in force in ``directory``, loaded only for what ripgrep left."""
+        if (rules := self._ignores.get(directory)) is None:
+            above = (
+                ignores_above(self.root, self.top)
+                if directory == str(self.top)
+                else self._rules(os.path.dirname(directory))
+            )
+            rules = self._ignores[directory] = above.descend(Path(directory))
+        return rules
