@@ -6,12 +6,14 @@ from __future__ import annotations
 from typing import assert_never
 
 from tether.config import ProviderSettings
-from tether.providers.anthropic import AnthropicProvider
 from tether.providers.base import Provider
-from tether.providers.openai import OpenAIProvider
 
 
 def make_provider(settings: ProviderSettings) -> Provider:
+    # Imported here: importing `providers.base` must not load httpx at server start.
+    from tether.providers.anthropic import AnthropicProvider
+    from tether.providers.openai import OpenAIProvider
+
     match settings.kind:
         case "openai":
             return OpenAIProvider(settings)
