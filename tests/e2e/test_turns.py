@@ -64,6 +64,7 @@ async def test_tool_round_trip_sends_the_result_back(
     assert kinds.index("tool_call") < kinds.index("tool_result")
     result_update = next(u for u in editor.updates if u["kind"] == "tool_result")
     assert result_update["call_id"] == call["id"] and result_update["status"] == "ok"
+    assert result_update["ended_at"] >= result_update["started_at"]
 
     messages = (await editor.history(result["session"]))["messages"]
     assert [m["role"] for m in messages] == ["user", "assistant", "tool", "assistant"]

@@ -20,7 +20,7 @@ from tether.agent.calls import Call, TurnState, prepare
 from tether.agent.events import ApprovalUpdate, ToolCallUpdate, ToolResultUpdate, Updates
 from tether.config import Settings
 from tether.errors import TetherError, ToolError
-from tether.models import PendingCall, ToolCall, ToolResult, ToolStatus, now
+from tether.models import PendingCall, ToolCall, ToolResult, ToolStatus, iso, now
 from tether.store import Store
 from tether.store.sessions import Parked
 from tether.tools.base import EditsFiles, FileEdit, Gated, Memory, Tool, ToolContext
@@ -296,6 +296,8 @@ class _Run:
                 tool=c.call.name,
                 status=status,
                 content=content[:UPDATE_PREVIEW_CHARS],
+                started_at=iso(result.started_at),
+                ended_at=iso(result.ended_at),
             )
         )
 

@@ -29,6 +29,8 @@ class ToolResultUpdate(Frozen):
     tool: str
     status: ToolStatus
     content: str
+    started_at: str | None = None  # ISO 8601 UTC, as in the history
+    ended_at: str | None = None
 
 
 class ApprovalUpdate(Frozen):

@@ -1,0 +1,279 @@
+/**
+ * The chat view's behaviour, apart from VS Code: it takes the webview's messages
+ * and the server's updates, calls the server through a `Backend`, and posts what
+ * the webview should draw. chatView.ts only wires it to a real webview.
+ */
+
+import {
+  parseFromView,
+  type Answer,
+  type Entry,
+  type History,
+  type SessionInfo,
+  type ToView,
+  type ToolEntry,
+  type TurnResult,
+  type Update,
+  type ViewStatus,
+} from './protocol';
+import { Transcript } from './transcript';
+
+/** What the view needs of the server and the editor. */
+export interface Backend {
+  run(prompt: string, session: string | undefined): Promise<TurnResult>;
+  /** Answers the call's open dialog (undefined), or tether.approve / tether.deny it. */
+  decide(session: string, callId: string, answer: Answer): Promise<TurnResult | undefined>;
+  /** The same for every call of the session that waits. */
+  decideAll(session: string, answer: Answer): Promise<TurnResult | undefined>;
+  cancel(session: string): Promise<boolean>;
+  sessions(): Promise<SessionInfo[]>;
+  history(session: string): Promise<History>;
+  showDiff(call: ToolEntry): Promise<void>;
+}
+
+export class ChatController {
+  private transcript: Transcript;
+  private adopting: Transcript | undefined;
+  private sessionList: SessionInfo[] = [];
+  private readonly listeners = new Set<() => void>();
+
+  constructor(
+    private readonly backend: Backend,
+    private readonly post: (message: ToView) => void,
+    private readonly now: () => number = Date.now,
+  ) {
+    this.transcript = new Transcript(null, now);
+  }
+
+  get session(): string | null {
+    return this.transcript.session;
+  }
+
+  get status(): ViewStatus {
+    return this.transcript.status;
+  }
+
+  /** Calls of the shown session that wait for the person. */
+  pending(): ToolEntry[] {
+    return this.transcript.pending();
+  }
+
+  /** Called whenever the shown session or its status changes. */
+  onChange(listener: () => void): { dispose(): void } {
+    this.listeners.add(listener);
+    return { dispose: () => this.listeners.delete(listener) };
+  }
+
+  /** A message from the webview; anything malformed is dropped. */
+  async receive(raw: unknown): Promise<void> {
+    const message = parseFromView(raw);
+    if (message === undefined) {
+      return;
+    }
+    switch (message.type) {
+      case 'ready':
+        this.reset();
+        await this.refresh();
+        return;
+      case 'ask':
+        await this.ask(message.prompt);
+        return;
+      case 'decide':
+        await this.decide(message.callId, message.answer);
+        return;
+      case 'diff':
+        await this.diff(message.callId);
+        return;
+      case 'stop':
+        await this.stop();
+        return;
+      case 'open':
+        await this.open(message.session);
+        return;
+      case 'refresh':
+        await this.refresh();
+        return;
+    }
+  }
+
+  /** A `tether/update` from the server. */
+  update(update: Update): void {
+    const t = this.transcript;
+    if (this.adopting === t && t.session === null) {
+      t.session = update.session; // the first word of the session this view just started
+      this.adopting = undefined;
+    }
+    if (update.session !== t.session) {
+      return;
+    }
+    this.show(t.apply(update));
+    if (update.kind === 'status') {
+      this.postStatus();
+    }
+  }
+
+  /** Sends a prompt in the shown session (a new one when none is shown). */
+  async ask(prompt: string): Promise<void> {
+    const t = this.transcript;
+    this.show(t.user(prompt));
+    t.status = 'running';
+    this.postStatus();
+    if (t.session === null) {
+      this.adopting = t;
+    }
+    try {
+      this.finish(t, await this.backend.run(prompt, t.session ?? undefined));
+    } catch (error) {
+      this.fail(t, 'tether.run', error);
+    } finally {
+      if (this.adopting === t) {
+        this.adopting = undefined;
+      }
+    }
+    await this.refresh();
+  }
+
+  /** The person's answer to a call, from its card or a command. */
+  async decide(callId: string, answer: Answer): Promise<void> {
+    const t = this.transcript;
+    const entry = t.tool(callId);
+    if (entry === undefined || entry.approval !== 'pending') {
+      return;
+    }
+    this.show(t.deciding(callId));
+    try {
+      const result = await this.backend.decide(entry.session, callId, answer);
+      if (result !== undefined) {
+        this.finish(t, result);
+      }
+    } catch (error) {
+      if (t === this.transcript) {
+        this.show(t.undecided(callId));
+      }
+      this.fail(t, answer === 'deny' ? 'tether.deny' : 'tether.approve', error);
+    }
+    await this.refresh();
+  }
+
+  /** The person's answer to every waiting call of the shown session (a command). */
+  async decideAll(answer: Answer): Promise<void> {
+    const t = this.transcript;
+    const waiting = t.pending();
+    if (t.session === null || waiting.length === 0) {
+      return;
+    }
+    this.show(waiting.flatMap((call) => t.deciding(call.id)));
+    try {
+      const result = await this.backend.decideAll(t.session, answer);
+      if (result !== undefined) {
+        this.finish(t, result);
+      }
+    } catch (error) {
+      if (t === this.transcript) {
+        this.show(waiting.flatMap((call) => t.undecided(call.id)));
+      }
+      this.fail(t, answer === 'deny' ? 'tether.deny' : 'tether.approve', error);
+    }
+    await this.refresh();
+  }
+
+  async stop(): Promise<void> {
+    const session = this.transcript.session;
+    if (session === null) {
+      return;
+    }
+    try {
+      await this.backend.cancel(session);
+    } catch (error) {
+      this.fail(this.transcript, 'tether.cancel', error);
+    }
+  }
+
+  /** Shows an earlier session from `tether.history`, or a new empty one (null). */
+  async open(session: string | null): Promise<void> {
+    if (session === this.transcript.session) {
+      return;
+    }
+    if (session === null) {
+      this.transcript = new Transcript(null, this.now);
+    } else {
+      try {
+        const history = await this.backend.history(session);
+        this.transcript = Transcript.fromHistory(session, history, this.now);
+      } catch (error) {
+        this.fail(this.transcript, 'tether.history', error);
+        return;
+      }
+    }
+    this.reset();
+    this.postSessions();
+  }
+
+  async refresh(): Promise<void> {
+    try {
+      this.sessionList = await this.backend.sessions();
+    } catch {
+      return; // the server is not up yet: the list stays as it was
+    }
+    this.postSessions();
+  }
+
+  private async diff(callId: string): Promise<void> {
+    const entry = this.transcript.tool(callId);
+    if (entry === undefined) {
+      return;
+    }
+    try {
+      await this.backend.showDiff(entry);
+    } catch (error) {
+      this.fail(this.transcript, 'diff', error);
+    }
+  }
+
+  private finish(t: Transcript, result: TurnResult): void {
+    if (t !== this.transcript) {
+      return; // the person has moved to another session meanwhile
+    }
+    this.show(t.finish(result));
+    this.postStatus();
+  }
+
+  private fail(t: Transcript, what: string, error: unknown): void {
+    const text = `${what} failed: ${error instanceof Error ? error.message : String(error)}`;
+    const changed = t.notice(text, 'error');
+    if (t === this.transcript) {
+      if (t.status === 'running') {
+        t.status = 'idle';
+      }
+      this.show(changed);
+      this.postStatus();
+    }
+  }
+
+  private show(entries: Entry[]): void {
+    if (entries.length > 0) {
+      this.post({ type: 'entries', entries });
+    }
+  }
+
+  private reset(): void {
+    const t = this.transcript;
+    this.post({ type: 'reset', session: t.session, status: t.status, entries: t.entries });
+    this.changed();
+  }
+
+  private postStatus(): void {
+    this.post({ type: 'status', session: this.transcript.session, status: this.transcript.status });
+    this.changed();
+  }
+
+  private postSessions(): void {
+    this.post({ type: 'sessions', current: this.transcript.session, sessions: this.sessionList });
+  }
+
+  private changed(): void {
+    for (const listener of this.listeners) {
+      listener();
+    }
+  }
+}

@@ -1,0 +1,306 @@
+/**
+ * One session's transcript as the chat view shows it, built from `tether/update`
+ * notifications as they arrive, from a turn's result, or from `tether.history`.
+ * Each change returns the entries it touched, so the view redraws only those.
+ */
+
+import type {
+  Entry,
+  History,
+  PendingCall,
+  ToolEntry,
+  TurnResult,
+  Update,
+  ViewStatus,
+} from './protocol';
+
+const RESULT_PREVIEW_LINES = 8;
+const RESULT_PREVIEW_CHARS = 600;
+
+export class Transcript {
+  readonly entries: Entry[] = [];
+  status: ViewStatus = 'idle';
+  private serial = 0;
+  private readonly started = new Map<string, number>();
+  /** Index of the entry where the current turn began (its user prompt). */
+  private turnStart = 0;
+
+  constructor(
+    public session: string | null = null,
+    private readonly now: () => number = Date.now,
+  ) {}
+
+  tool(callId: string): ToolEntry | undefined {
+    return this.entries.find((e): e is ToolEntry => e.kind === 'tool' && e.id === callId);
+  }
+
+  /** Calls that wait for the person. */
+  pending(): ToolEntry[] {
+    return this.entries.filter(
+      (e): e is ToolEntry => e.kind === 'tool' && e.approval === 'pending',
+    );
+  }
+
+  user(text: string): Entry[] {
+    this.turnStart = this.entries.length;
+    return [this.add({ kind: 'user', id: this.id('u'), text })];
+  }
+
+  notice(text: string, tone: 'info' | 'error' = 'info'): Entry[] {
+    return [this.add({ kind: 'notice', id: this.id('n'), text, tone })];
+  }
+
+  /** Folds one update of this session in; returns the entries it changed. */
+  apply(update: Update): Entry[] {
+    switch (update.kind) {
+      case 'text':
+        return [this.appendText(update.text)];
+      case 'tool_call': {
+        this.started.set(update.call_id, this.now());
+        const existing = this.tool(update.call_id);
+        const entry: ToolEntry = existing ?? {
+          kind: 'tool',
+          id: update.call_id,
+          session: update.session,
+          tool: update.tool,
+          summary: update.summary,
+          arguments: update.arguments,
+          state: 'running',
+        };
+        return [existing ?? this.add(entry)];
+      }
+      case 'approval': {
+        const entry = this.ensureTool(update.session, update.call_id, update.tool, update.summary);
+        if (update.decision === 'pending') {
+          entry.approval = 'pending';
+          entry.state = 'waiting';
+          this.started.delete(update.call_id);
+        } else if (update.decision === 'allowed') {
+          entry.approval = 'allowed';
+          entry.state = 'running';
+          this.started.set(update.call_id, this.now()); // it runs from now
+        } else {
+          entry.approval = 'denied';
+        }
+        return [entry];
+      }
+      case 'tool_result': {
+        const entry = this.ensureTool(update.session, update.call_id, update.tool, update.tool);
+        entry.state = update.status;
+        entry.result = preview(update.content);
+        const started = this.started.get(update.call_id);
+        const ran = update.status !== 'not_executed' && update.status !== 'denied';
+        if (started !== undefined && ran) {
+          entry.durationMs = Math.max(0, this.now() - started);
+        }
+        if (entry.approval === 'pending' || entry.approval === 'deciding') {
+          entry.approval = update.status === 'denied' ? 'denied' : 'allowed';
+        }
+        this.started.delete(update.call_id);
+        return [entry];
+      }
+      case 'status': {
+        this.status = toViewStatus(update.status);
+        if (update.status === 'error' && update.detail) {
+          return this.notice(update.detail, 'error');
+        }
+        return [];
+      }
+    }
+  }
+
+  /** A turn's final result: fills in what the updates may have missed. */
+  finish(result: TurnResult): Entry[] {
+    this.session ??= result.session;
+    this.status = result.status;
+    const changed: Entry[] = [];
+    const answered = this.entries
+      .slice(this.turnStart)
+      .some((e) => e.kind === 'assistant' && e.text !== '');
+    if (result.status === 'done' && result.answer && !answered) {
+      changed.push(this.add({ kind: 'assistant', id: this.id('a'), text: result.answer }));
+    }
+    for (const call of result.pending ?? []) {
+      changed.push(this.markPending(result.session, call));
+    }
+    if (result.status === 'error') {
+      const already = this.entries.some((e) => e.kind === 'notice' && e.text === result.error);
+      if (!already) {
+        changed.push(...this.notice(result.error ?? 'the turn failed', 'error'));
+      }
+    } else if (result.status === 'stopped' || result.status === 'cancelled') {
+      changed.push(...this.notice(`turn ${result.status}`));
+    }
+    return changed;
+  }
+
+  /** The person answered a card: its buttons go away until the server confirms. */
+  deciding(callId: string): Entry[] {
+    const entry = this.tool(callId);
+    if (entry === undefined || entry.approval !== 'pending') {
+      return [];
+    }
+    entry.approval = 'deciding';
+    return [entry];
+  }
+
+  /** Undo `deciding` when the decision could not be delivered. */
+  undecided(callId: string): Entry[] {
+    const entry = this.tool(callId);
+    if (entry === undefined || entry.approval !== 'deciding') {
+      return [];
+    }
+    entry.approval = 'pending';
+    return [entry];
+  }
+
+  /** A transcript rebuilt from `tether.history`. */
+  static fromHistory(session: string, history: History, now?: () => number): Transcript {
+    const t = new Transcript(session, now);
+    for (const message of history.messages) {
+      if (message.role === 'user') {
+        t.user(message.content);
+      } else if (message.role === 'assistant') {
+        if (message.content) {
+          t.add({ kind: 'assistant', id: t.id('a'), text: message.content });
+        }
+        for (const call of message.tool_calls ?? []) {
+          t.add({
+            kind: 'tool',
+            id: call.id,
+            session,
+            tool: call.name,
+            summary: describe(parseArguments(call.arguments)),
+            arguments: parseArguments(call.arguments),
+            state: 'unanswered',
+          });
+        }
+      } else if (message.call_id) {
+        const entry = t.ensureTool(session, message.call_id, message.tool ?? 'tool', '');
+        entry.state = message.status ?? 'ok';
+        entry.result = preview(message.content);
+        const span = spanMs(message.started_at, message.ended_at);
+        if (span !== undefined) {
+          entry.durationMs = span;
+        }
+      }
+    }
+    for (const call of history.pending) {
+      t.markPending(session, call);
+    }
+    t.status = history.pending.length > 0 ? 'awaiting_approval' : 'idle';
+    return t;
+  }
+
+  private markPending(session: string, call: PendingCall): ToolEntry {
+    const entry = this.ensureTool(session, call.call_id, call.tool, call.summary);
+    entry.summary = call.summary;
+    entry.arguments = call.arguments;
+    entry.state = 'waiting';
+    entry.approval = 'pending';
+    return entry;
+  }
+
+  private ensureTool(session: string, callId: string, tool: string, summary: string): ToolEntry {
+    const existing = this.tool(callId);
+    if (existing !== undefined) {
+      if (summary && existing.summary === existing.tool) {
+        existing.summary = summary;
+      }
+      return existing;
+    }
+    const entry: ToolEntry = {
+      kind: 'tool',
+      id: callId,
+      session,
+      tool,
+      summary: summary || tool,
+      arguments: {},
+      state: 'running',
+    };
+    this.add(entry);
+    return entry;
+  }
+
+  private appendText(text: string): Entry {
+    const last = this.entries[this.entries.length - 1];
+    if (last !== undefined && last.kind === 'assistant') {
+      last.text += text;
+      return last;
+    }
+    return this.add({ kind: 'assistant', id: this.id('a'), text });
+  }
+
+  private add<E extends Entry>(entry: E): E {
+    this.entries.push(entry);
+    return entry;
+  }
+
+  private id(prefix: string): string {
+    this.serial += 1;
+    return `${prefix}${this.serial}`;
+  }
+}
+
+function toViewStatus(status: string): ViewStatus {
+  switch (status) {
+    case 'running':
+    case 'awaiting_approval':
+    case 'done':
+    case 'cancelled':
+    case 'stopped':
+    case 'error':
+      return status;
+    default:
+      return 'idle';
+  }
+}
+
+function parseArguments(raw: unknown): Record<string, unknown> | string {
+  if (typeof raw === 'object' && raw !== null && !Array.isArray(raw)) {
+    return raw as Record<string, unknown>;
+  }
+  if (typeof raw === 'string') {
+    try {
+      const parsed: unknown = JSON.parse(raw);
+      if (typeof parsed === 'object' && parsed !== null && !Array.isArray(parsed)) {
+        return parsed as Record<string, unknown>;
+      }
+    } catch {
+      // not JSON: shown as it came
+    }
+    return raw;
+  }
+  return {};
+}
+
+/** What a call is about, for calls known only from history (which keeps no summary). */
+export function describe(args: Record<string, unknown> | string): string {
+  if (typeof args === 'string') {
+    return args.slice(0, 80);
+  }
+  for (const key of ['command', 'path', 'pattern']) {
+    const value = args[key];
+    if (typeof value === 'string' && value !== '') {
+      return value;
+    }
+  }
+  return '';
+}
+
+function spanMs(start?: string | null, end?: string | null): number | undefined {
+  if (!start || !end) {
+    return undefined;
+  }
+  const ms = Date.parse(end) - Date.parse(start);
+  return Number.isFinite(ms) && ms >= 0 ? ms : undefined;
+}
+
+function preview(content: string): string {
+  const lines = content.split('\n');
+  let text = lines.slice(0, RESULT_PREVIEW_LINES).join('\n');
+  if (text.length > RESULT_PREVIEW_CHARS) {
+    text = text.slice(0, RESULT_PREVIEW_CHARS);
+  }
+  return text.length < content.length ? `${text}\n…` : text;
+}

@@ -1,0 +1,254 @@
+import assert from 'node:assert/strict';
+import { beforeEach, describe, it } from 'node:test';
+
+import { ChatController } from '../src/view/controller';
+import type { Update } from '../src/view/protocol';
+import { FakeBackend, Posted, deferred, like, settle } from './fakes';
+
+const S = 'sess-1';
+
+describe('the chat controller', () => {
+  let backend: FakeBackend;
+  let posted: Posted;
+  let clock: number;
+  let chat: ChatController;
+
+  beforeEach(() => {
+    backend = new FakeBackend();
+    posted = new Posted();
+    clock = 1_000;
+    chat = new ChatController(backend, posted.post, () => clock);
+  });
+
+  it('streams an answer in a new session and adopts its id from the first update', async () => {
+    const asked = chat.receive({ type: 'ask', prompt: 'hello there' });
+    assert.deepEqual(backend.calls[0], ['run', 'hello there', undefined]);
+    assert.equal(posted.lastStatus(), 'running');
+
+    chat.update({ kind: 'status', session: S, status: 'running' });
+    for (const text of ['Hel', 'lo ', 'back']) {
+      chat.update({ kind: 'text', session: S, text });
+    }
+    backend.runResult.resolve({ session: S, status: 'done', answer: 'Hello back' });
+    await asked;
+
+    assert.equal(chat.session, S);
+    const entries = [...posted.entries().values()];
+    assert.deepEqual(entries, [
+      { kind: 'user', id: 'u1', text: 'hello there' },
+      { kind: 'assistant', id: 'a2', text: 'Hello back' },
+    ]);
+    assert.equal(posted.lastStatus(), 'done');
+    assert.deepEqual(backend.calls.at(-1), ['sessions']);
+  });
+
+  it('asks the next prompt in the session it shows', async () => {
+    const first = chat.receive({ type: 'ask', prompt: 'one' });
+    backend.runResult.resolve({ session: S, status: 'done', answer: 'ok' });
+    await first;
+    backend.runResult = deferred();
+    const second = chat.receive({ type: 'ask', prompt: 'two' });
+    backend.runResult.resolve({ session: S, status: 'done', answer: 'ok again' });
+    await second;
+    assert.deepEqual(backend.calls.filter((c) => c[0] === 'run')[1], ['run', 'two', S]);
+    const texts = [...posted.entries().values()].map((e) => (e as { text: string }).text);
+    assert.deepEqual(texts, ['one', 'ok', 'two', 'ok again']);
+  });
+
+  it('ignores updates of other sessions', async () => {
+    await chat.open(null);
+    const asked = chat.receive({ type: 'ask', prompt: 'mine' });
+    chat.update({ kind: 'status', session: S, status: 'running' });
+    chat.update({ kind: 'text', session: 'other', text: 'not mine' });
+    chat.update({ kind: 'text', session: S, text: 'mine too' });
+    backend.runResult.resolve({ session: S, status: 'done', answer: 'mine too' });
+    await asked;
+    const texts = [...posted.entries().values()].map((e) => (e as { text: string }).text);
+    assert.deepEqual(texts, ['mine', 'mine too']);
+  });
+
+  it('times each call and pairs results with calls by id, not by order', async () => {
+    const asked = chat.receive({ type: 'ask', prompt: 'read two files' });
+    const call = (id: string, path: string): Update => ({
+      kind: 'tool_call',
+      session: S,
+      call_id: id,
+      tool: 'fs-read',
+      arguments: { path },
+      summary: path,
+    });
+    chat.update(call('c1', 'a.txt'));
+    chat.update(call('c2', 'b.txt'));
+    clock = 1_120;
+    chat.update({ kind: 'tool_result', session: S, call_id: 'c2', tool: 'fs-read', status: 'ok', content: 'B' });
+    clock = 1_450;
+    chat.update({ kind: 'tool_result', session: S, call_id: 'c1', tool: 'fs-read', status: 'error', content: 'no such file' });
+    backend.runResult.resolve({ session: S, status: 'done', answer: 'read' });
+    await asked;
+
+    const entries = posted.entries();
+    like(entries.get('c1'), { state: 'error', durationMs: 450, result: 'no such file', summary: 'a.txt' });
+    like(entries.get('c2'), { state: 'ok', durationMs: 120, result: 'B' });
+  });
+
+  it('shows a waiting call as a card and sends the card answer to the backend', async () => {
+    const asked = chat.receive({ type: 'ask', prompt: 'patch it' });
+    chat.update({ kind: 'status', session: S, status: 'running' });
+    chat.update({
+      kind: 'tool_call',
+      session: S,
+      call_id: 'p1',
+      tool: 'patch',
+      arguments: { path: 'app.py', edits: [{ old: 'x = 1', new: 'x = 2' }] },
+      summary: 'app.py (1 edit)',
+    });
+    chat.update({ kind: 'approval', session: S, call_id: 'p1', tool: 'patch', summary: 'app.py (1 edit)', decision: 'pending' });
+    like(posted.entries().get('p1'), { approval: 'pending', state: 'waiting' });
+
+    await chat.receive({ type: 'decide', callId: 'p1', answer: 'always' });
+    assert.deepEqual(backend.calls.filter((c) => c[0] === 'decide'), [['decide', S, 'p1', 'always']]);
+    like(posted.entries().get('p1'), { approval: 'deciding' });
+
+    clock = 1_300;
+    chat.update({ kind: 'approval', session: S, call_id: 'p1', tool: 'patch', summary: 'app.py (1 edit)', decision: 'allowed' });
+    clock = 1_340;
+    chat.update({ kind: 'tool_result', session: S, call_id: 'p1', tool: 'patch', status: 'ok', content: 'patched app.py' });
+    like(posted.entries().get('p1'), { approval: 'allowed', state: 'ok', durationMs: 40 });
+
+    await chat.receive({ type: 'decide', callId: 'p1', answer: 'deny' });
+    assert.equal(backend.calls.filter((c) => c[0] === 'decide').length, 1, 'a decided call is not decided again');
+    backend.runResult.resolve({ session: S, status: 'done', answer: '' });
+    await asked;
+  });
+
+  it('gives a denied call no running time', () => {
+    void chat.receive({ type: 'ask', prompt: 'clean up' });
+    chat.update({ kind: 'tool_call', session: S, call_id: 'd1', tool: 'command', arguments: { command: 'rm -rf build' }, summary: 'rm -rf build' });
+    chat.update({ kind: 'approval', session: S, call_id: 'd1', tool: 'command', summary: 'rm -rf build', decision: 'pending' });
+    clock = 5_000;
+    chat.update({ kind: 'approval', session: S, call_id: 'd1', tool: 'command', summary: 'rm -rf build', decision: 'denied' });
+    chat.update({ kind: 'tool_result', session: S, call_id: 'd1', tool: 'command', status: 'denied', content: 'denied: the person denied it' });
+    const entry = posted.entries().get('d1');
+    like(entry, { state: 'denied', approval: 'denied' });
+    assert.equal((entry as { durationMs?: number }).durationMs, undefined);
+  });
+
+  it('gives the buttons back and says why when a decision fails', async () => {
+    const asked = chat.receive({ type: 'ask', prompt: 'run it' });
+    backend.runResult.resolve({
+      session: S,
+      status: 'awaiting_approval',
+      pending: [{ call_id: 'k1', tool: 'command', arguments: { command: 'make' }, summary: 'make' }],
+    });
+    await asked;
+    assert.equal(posted.lastStatus(), 'awaiting_approval');
+    like(posted.entries().get('k1'), { approval: 'pending', summary: 'make' });
+
+    backend.decideResult = Promise.reject(new Error("no pending call k1 in session 'sess-1'"));
+    await chat.receive({ type: 'decide', callId: 'k1', answer: 'allow' });
+    await settle();
+    like(posted.entries().get('k1'), { approval: 'pending' });
+    const notices = [...posted.entries().values()].filter((e) => (e as { kind: string }).kind === 'notice');
+    like(notices, [{ tone: 'error', text: "tether.approve failed: no pending call k1 in session 'sess-1'" }]);
+  });
+
+  it('resumes a parked turn from its result when the card answers with tether.approve', async () => {
+    const asked = chat.receive({ type: 'ask', prompt: 'run it' });
+    backend.runResult.resolve({
+      session: S,
+      status: 'awaiting_approval',
+      pending: [{ call_id: 'k1', tool: 'command', arguments: { command: 'make' }, summary: 'make' }],
+    });
+    await asked;
+    backend.decideResult = Promise.resolve({ session: S, status: 'done', answer: 'built it' });
+    await chat.receive({ type: 'decide', callId: 'k1', answer: 'allow' });
+    assert.equal(posted.lastStatus(), 'done');
+    assert.deepEqual(backend.calls.at(-1), ['sessions'], 'the picker learns the new status');
+    const texts = [...posted.entries().values()].map((e) => (e as { text?: string }).text);
+    assert.ok(texts.includes('built it'));
+  });
+
+  it('reopens an earlier session from its history', async () => {
+    backend.histories.set('old', {
+      messages: [
+        { role: 'user', content: 'list files' },
+        { role: 'assistant', content: '', tool_calls: [{ id: 'r1', name: 'fs-list', arguments: { path: 'src' } }] },
+        {
+          role: 'tool',
+          content: 'a.py\nb.py',
+          call_id: 'r1',
+          tool: 'fs-list',
+          status: 'ok',
+          started_at: '2026-11-01T10:00:00.100Z',
+          ended_at: '2026-11-01T10:00:00.350Z',
+        },
+        { role: 'assistant', content: 'two files' },
+        { role: 'user', content: 'delete b.py' },
+        { role: 'assistant', content: '', tool_calls: [{ id: 'r2', name: 'command', arguments: '{"command": "rm b.py"}' }] },
+      ],
+      pending: [{ call_id: 'r2', tool: 'command', arguments: { command: 'rm b.py' }, summary: 'rm b.py' }],
+      stats: { tool_calls: 1, tool_time_s: 0.25, tool_time_sum_s: 0.25 },
+    });
+    await chat.receive({ type: 'open', session: 'old' });
+
+    const reset = posted.messages.find((m) => m.type === 'reset');
+    assert.ok(reset?.type === 'reset');
+    assert.equal(reset.session, 'old');
+    assert.equal(reset.status, 'awaiting_approval');
+    like(reset.entries, [
+      { kind: 'user', text: 'list files' },
+      { kind: 'tool', id: 'r1', tool: 'fs-list', summary: 'src', state: 'ok', durationMs: 250 },
+      { kind: 'assistant', text: 'two files' },
+      { kind: 'user', text: 'delete b.py' },
+      { kind: 'tool', id: 'r2', tool: 'command', summary: 'rm b.py', approval: 'pending', arguments: { command: 'rm b.py' } },
+    ]);
+    assert.equal(chat.session, 'old');
+  });
+
+  it('drops malformed messages without calling the server', async () => {
+    for (const raw of [
+      null,
+      'ask',
+      { type: 'ask', prompt: '   ' },
+      { type: 'ask', prompt: 42 },
+      { type: 'decide', callId: 'x', answer: 'maybe' },
+      { type: 'decide', answer: 'allow' },
+      { type: 'open', session: 7 },
+      { type: 'rm -rf' },
+    ]) {
+      await chat.receive(raw);
+    }
+    assert.deepEqual(backend.calls, []);
+    assert.deepEqual(posted.messages, []);
+  });
+
+  it('answers ready with the whole transcript and the session list', async () => {
+    backend.sessionList = [{ id: S, title: 'fix the build', status: 'done', updated: '2026-11-01T10:00:00Z' }];
+    await chat.receive({ type: 'ready' });
+    assert.deepEqual(posted.messages, [
+      { type: 'reset', session: null, status: 'idle', entries: [] },
+      { type: 'sessions', current: null, sessions: backend.sessionList },
+    ]);
+  });
+
+  it('cancels the shown session on stop, and opens the diff of a patch card', async () => {
+    const asked = chat.receive({ type: 'ask', prompt: 'go' });
+    chat.update({ kind: 'tool_call', session: S, call_id: 'p9', tool: 'patch', arguments: { path: 'a', content: 'b' }, summary: 'a' });
+    await chat.receive({ type: 'diff', callId: 'p9' });
+    await chat.receive({ type: 'stop' });
+    assert.deepEqual(backend.calls.slice(1), [['showDiff', 'p9'], ['cancel', S]]);
+    backend.runResult.resolve({ session: S, status: 'cancelled' });
+    await asked;
+    assert.equal(posted.lastStatus(), 'cancelled');
+  });
+
+  it('shows a provider error once, from the status update or the result', async () => {
+    const asked = chat.receive({ type: 'ask', prompt: 'hi' });
+    chat.update({ kind: 'status', session: S, status: 'running' });
+    chat.update({ kind: 'status', session: S, status: 'error', detail: 'provider: 401 invalid key' });
+    backend.runResult.resolve({ session: S, status: 'error', error: 'provider: 401 invalid key' });
+    await asked;
+    const notices = [...posted.entries().values()].filter((e) => (e as { kind: string }).kind === 'notice');
+    assert.equal(notices.length, 1);
+  });
+});
