@@ -28,6 +28,11 @@ def iso(moment: datetime | None) -> str | None:
     return moment.astimezone(UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
 
 
+def parse_iso(text: str | None) -> datetime | None:
+    """The inverse of ``iso``."""
+    return datetime.fromisoformat(text.replace("Z", "+00:00")) if text else None
+
+
 class Frozen(BaseModel):
     model_config = ConfigDict(frozen=True, extra="forbid")
 

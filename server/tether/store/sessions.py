@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import sqlite3
 import uuid
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator
 from contextlib import contextmanager
 from datetime import datetime
 from pathlib import Path
@@ -28,14 +28,15 @@ from tether.models import (
     ToolCall,
     ToolMessage,
     ToolResult,
-    TurnUsage,
     UserMessage,
     iso,
     now,
+    parse_iso,
 )
 from tether.store.compactions import Compactions
 from tether.store.rules import RuleBook
 from tether.store.schema import connect
+from tether.store.stats import session_stats
 from tether.store.tasks import Tasks
 
 REPAIR_REASON = "unanswered_tool_call_repair"
@@ -58,10 +59,6 @@ class Parked(Frozen):
     calls: tuple[ToolCall, ...]
     answered: frozenset[int]
     decisions: dict[str, tuple[str | None, str | None]]
-
-
-def _time(text: str | None) -> datetime | None:
-    return datetime.fromisoformat(text.replace("Z", "+00:00")) if text else None
 
 
 class Store:
@@ -289,54 +286,7 @@ class Store:
         return (row[0], row[1]) if row else None
 
     def stats(self, session: str) -> Stats:
-        rows = self._db.execute(
-            "SELECT started_at, ended_at FROM tool_calls WHERE session_id = ?", (session,)
-        ).fetchall()
-        spans = sorted(
-            (start, end)
-            for start, end in ((_time(r["started_at"]), _time(r["ended_at"])) for r in rows)
-            if start is not None and end is not None
-        )
-        turns: list[TurnUsage] = []
-        for row in self._db.execute(
-            "SELECT role, input_tokens, output_tokens FROM messages WHERE session_id = ?"
-            " ORDER BY seq",
-            (session,),
-        ):
-            if row["role"] == "user" or not turns:
-                turns.append(TurnUsage())
-            if row["input_tokens"] is not None:
-                last = turns[-1]
-                turns[-1] = TurnUsage(
-                    requests=last.requests + 1,
-                    input_tokens=last.input_tokens + row["input_tokens"],
-                    output_tokens=last.output_tokens + row["output_tokens"],
-                )
-        return Stats(
-            requests=sum(t.requests for t in turns),
-            input_tokens=sum(t.input_tokens for t in turns),
-            output_tokens=sum(t.output_tokens for t in turns),
-            turns=turns,
-            tool_calls=len(rows),
-            tool_time_s=round(_union_seconds(spans), 6),
-            tool_time_sum_s=round(sum((end - start).total_seconds() for start, end in spans), 6),
-        )
-
-
-def _union_seconds(spans: Sequence[tuple[datetime, datetime]]) -> float:
-    """Wall time covered by the spans (sorted by start): overlaps count once."""
-    total = 0.0
-    current: tuple[datetime, datetime] | None = None
-    for start, end in spans:
-        if current is None or start > current[1]:
-            if current is not None:
-                total += (current[1] - current[0]).total_seconds()
-            current = (start, end)
-        else:
-            current = (current[0], max(current[1], end))
-    if current is not None:
-        total += (current[1] - current[0]).total_seconds()
-    return total
+        return session_stats(self._db, session)
 
 
 def _session_info(row: sqlite3.Row) -> SessionInfo:
@@ -360,8 +310,8 @@ def _result(row: sqlite3.Row) -> ToolResult:
         tool=row["name"],
         status=row["status"],
         content=row["content"] or "",
-        started_at=_time(row["started_at"]),
-        ended_at=_time(row["ended_at"]),
+        started_at=parse_iso(row["started_at"]),
+        ended_at=parse_iso(row["ended_at"]),
         reason=row["reason"],
         decided_by=row["decided_by"],
     )

@@ -8,7 +8,7 @@ import uuid
 from datetime import datetime, timedelta
 
 from tether.errors import RequestError
-from tether.models import Frozen, iso, now
+from tether.models import Frozen, iso, now, parse_iso
 
 UNITS = {"s": 1, "m": 60, "h": 3600, "d": 86400}
 
@@ -91,7 +91,7 @@ class Tasks:
         row = self._db.execute(
             "SELECT MIN(next_run) FROM tasks WHERE workspace = ?", (workspace,)
         ).fetchone()
-        return datetime.fromisoformat(row[0].replace("Z", "+00:00")) if row[0] else None
+        return parse_iso(row[0])
 
     def finished(self, task: str, status: str, session: str) -> None:
         self._db.execute(
