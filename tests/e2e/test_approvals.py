@@ -275,3 +275,22 @@ async def test_a_command_timeout_kills_it_and_its_children(
         or "Z" in Path(f"/proc/{child}/stat").read_text().split()[2]
     )
     assert json.dumps(answer)  # the result is well formed
+
+
+async def test_a_resumed_turn_is_cancelled_by_cancel_request_on_its_approve(
+    start_editor: StartEditor, stub: ProviderStub
+) -> None:
+    editor = await start_editor(options={"tether": {"approval": {"dialogs": False}}})
+    stub.script(tool_calls(("command", {"command": "sleep 30"})))
+    parked = await editor.run("wait a while")
+    approving = asyncio.create_task(
+        editor.command("tether.approve", {"session": parked["session"]}, msg_id="approve-1")
+    )
+    await editor.wait_for_update(lambda u: u["kind"] == "approval" and u["decision"] == "allowed")
+
+    editor.client.protocol.notify(types.CANCEL_REQUEST, types.CancelParams(id="approve-1"))
+
+    async with asyncio.timeout(10):
+        assert (await approving)["status"] == "cancelled"
+    statuses = [m["status"] for m in await tool_messages(editor, parked["session"])]
+    assert statuses == ["interrupted"]

@@ -81,7 +81,10 @@ class LspUpdates:
                 self.token, types.WorkDoneProgressReport(message=message)
             )
         elif isinstance(update, StatusUpdate) and update.status != "running":
-            self.ls.work_done_progress.end(
-                self.token, types.WorkDoneProgressEnd(message=update.status)
-            )
+            self.end(update.status)
+
+    def end(self, message: str) -> None:
+        """End the progress if it is still open (a turn that never started ends it too)."""
+        if self.token is not None:
+            self.ls.work_done_progress.end(self.token, types.WorkDoneProgressEnd(message=message))
             self.token = None

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Awaitable, Callable
 from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -77,43 +78,63 @@ class Sessions(BaseModel):
     sessions: list[dict[str, str]]
 
 
+async def in_view(
+    ls: TetherServer, session: str, title: str, go: Callable[[LspUpdates], Awaitable[TurnResult]]
+) -> TurnResult:
+    """Run a turn where the editor can watch and stop it: its updates, a cancellable
+    progress, and ``$/cancelRequest`` on the request that started it."""
+    request = ls.protocol.msg_id
+    if request in ls.early_cancels:
+        return TurnResult(session=session, status="cancelled")
+    updates = LspUpdates(ls, session)
+    ls.turn_requests[request] = session
+    token = None
+    try:
+        token = await updates.begin(title)
+        ls.progress_sessions[token] = session
+        return await go(updates)
+    finally:
+        updates.end("ended")
+        ls.turn_requests.pop(request, None)
+        ls.progress_sessions.pop(token, None)
+
+
 def register(server: TetherServer) -> None:
     @server.command("tether.run")
     @json_rpc_errors(RunArgument)
     async def run(ls: TetherServer, arg: RunArgument) -> TurnResult:
-        request = ls.protocol.msg_id
         session = ls.tether.open_session(arg.prompt, arg.session)
-        if request in ls.early_cancels:
-            return TurnResult(session=session, status="cancelled")
-        updates = LspUpdates(ls, session)
-        ls.turn_requests[request] = session
-        token = None
-        try:
-            token = await updates.begin(arg.prompt)
-            ls.progress_sessions[token] = session
-            return await ls.tether.run(session, arg.prompt, updates)
-        finally:
-            ls.turn_requests.pop(request, None)
-            ls.progress_sessions.pop(token, None)
+        return await in_view(
+            ls, session, arg.prompt, lambda updates: ls.tether.run(session, arg.prompt, updates)
+        )
 
     @server.command("tether.approve")
     @json_rpc_errors(ApproveArgument)
     async def approve(ls: TetherServer, arg: ApproveArgument) -> TurnResult:
-        updates = LspUpdates(ls, arg.session)
-        return await ls.tether.approve(arg.session, arg.calls, arg.remember, updates)
+        return await in_view(
+            ls,
+            arg.session,
+            "approved",
+            lambda updates: ls.tether.approve(arg.session, arg.calls, arg.remember, updates),
+        )
 
     @server.command("tether.deny")
     @json_rpc_errors(DenyArgument)
     async def deny(ls: TetherServer, arg: DenyArgument) -> TurnResult:
-        updates = LspUpdates(ls, arg.session)
-        return await ls.tether.deny(arg.session, arg.calls, arg.reason, updates)
+        return await in_view(
+            ls,
+            arg.session,
+            "denied",
+            lambda updates: ls.tether.deny(arg.session, arg.calls, arg.reason, updates),
+        )
 
     @server.command("tether.applied")
     @json_rpc_errors(AppliedArgument)
     async def applied(ls: TetherServer, arg: AppliedArgument) -> TurnResult:
         # The person applied a pending patch from its code action: record it, run on.
-        updates = LspUpdates(ls, arg.session)
-        return await ls.tether.applied(arg.session, arg.call, updates)
+        return await in_view(
+            ls, arg.session, "patch applied", lambda u: ls.tether.applied(arg.session, arg.call, u)
+        )
 
     @server.command("tether.cancel")
     @json_rpc_errors(SessionArgument)
