@@ -87,22 +87,13 @@ class Settings(Section):
         env = os.environ if env is None else env
         merged: dict[str, Any] = from_env(env)
         for layer in layers:
+            if not isinstance(layer, Mapping):
+                raise ConfigError(f"invalid tether settings: expected an object, got {layer!r}")
             merged = _deep_merge(merged, layer)
         if isinstance(provider := merged.get("provider", {}), Mapping):
             merged["provider"] = choose_provider(provider, env)
         try:
             return cls.model_validate(merged)
-        except ValueError as exc:
-            raise ConfigError(f"invalid tether settings: {exc}") from exc
-
-    def with_layer(self, layer: Mapping[str, Any]) -> Settings:
-        """These settings with ``layer`` on top (for didChangeConfiguration)."""
-        merged = _deep_merge(self.model_dump(exclude_unset=True), layer)
-        # model_dump turns SecretStr into a mask; keep the real key.
-        if self.provider.api_key is not None and "api_key" not in layer.get("provider", {}):
-            merged.setdefault("provider", {})["api_key"] = self.provider.api_key
-        try:
-            return type(self).model_validate(merged)
         except ValueError as exc:
             raise ConfigError(f"invalid tether settings: {exc}") from exc
 

@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 from pygls.exceptions import JsonRpcException
 
-from tests.e2e.conftest import Editor, StartEditor
+from tests.e2e.conftest import Editor, StartEditor, server_env
 from tests.support.provider_stub import ProviderStub, text
 
 
@@ -52,3 +54,12 @@ async def test_garbage_on_the_wire_does_not_bring_the_server_down(
     await assert_alive(editor)
     stub.script(text("still here"))
     assert (await editor.run("hello"))["answer"] == "still here"
+
+
+async def test_a_bad_environment_variable_is_reported_and_the_server_still_serves(
+    start_editor: StartEditor, stub: ProviderStub, home: Path
+) -> None:
+    editor = await start_editor(env=server_env(stub, home, TETHER_PROVIDER="ollama"))
+
+    await assert_alive(editor)
+    assert any("kind" in m.message for m in editor.client.messages)

@@ -53,11 +53,26 @@ def test_later_sources_win() -> None:
     init = {"provider": {"model": "from-init"}, "turn": {"tool_budget": 10}}
     settings = Settings.load(env, init)
     assert settings.provider.model == "from-init" and settings.turn.tool_budget == 10
-    changed = settings.with_layer({"turn": {"repeat_limit": 6}})
+    changed = Settings.load(env, init, {"turn": {"repeat_limit": 6}})
     assert (changed.turn.tool_budget, changed.turn.repeat_limit) == (10, 6)
     assert changed.provider.model == "from-init"
     assert changed.provider.api_key is not None
     assert changed.provider.api_key.get_secret_value() == "sk-env"
+
+
+def test_a_new_provider_kind_takes_its_own_key_never_the_old_vendors() -> None:
+    env = {"OPENAI_API_KEY": "sk-openai", "ANTHROPIC_API_KEY": "sk-ant", "TETHER_MODEL": "m"}
+    assert Settings.load(env).provider.kind == "openai"
+    switched = Settings.load(env, {}, {"provider": {"kind": "anthropic"}})
+    assert switched.provider.api_key is not None
+    assert switched.provider.api_key.get_secret_value() == "sk-ant"
+
+
+def test_layers_that_are_not_objects_are_config_errors() -> None:
+    with pytest.raises(ConfigError, match="expected an object"):
+        Settings.load({}, ["provider"])  # type: ignore[arg-type]
+    with pytest.raises(ConfigError, match="provider"):
+        Settings.load({}, {"provider": None})
 
 
 def test_bad_values_are_a_clear_config_error() -> None:

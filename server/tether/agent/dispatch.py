@@ -149,7 +149,8 @@ class _Run:
             run = list(group)
             segments = [run] if read_only else [[c] for c in run]
             for segment in segments:
-                if turn.stop_reason or self.parked:
+                # A cancel during the budget question spares only the reads that fit.
+                if turn.stop_reason or self.parked or (self.cancel_after and not read_only):
                     break
                 if stop_at is not None and segment[0].idx >= stop_at:
                     turn.stop_reason = _repeat_reason(turn)

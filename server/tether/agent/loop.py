@@ -47,6 +47,8 @@ class Agent:
     async def resume_turn(self, session: str, parked: Parked, updates: Updates) -> TurnResult:
         """Go on from a parked reply, with the decisions recorded since it parked."""
         turn = self.new_turn().count(self.store.turn_calls(session, before=parked.seq))
+        # The parked reply's calls were granted budget when it was first dispatched.
+        turn.budget = max(turn.budget, turn.used + len(parked.calls))
         await self.dispatcher.dispatch(session, parked.seq, parked.calls, turn, updates, parked)
         return await self.loop(session, turn, updates, last=parked.calls)
 

@@ -9,6 +9,7 @@ task: its state is in the store, so any process can resume it.
 from __future__ import annotations
 
 import asyncio
+import logging
 import os
 from collections.abc import Coroutine
 from typing import Any
@@ -21,6 +22,7 @@ from tether.models import ToolResult, TurnResult
 from tether.store import Store
 
 PARKED = "awaiting_approval"
+log = logging.getLogger(__name__)
 
 
 class Turns:
@@ -75,6 +77,10 @@ class Turns:
             result = TurnResult(session=session, status="cancelled")
         except (ProviderError, ConfigError) as exc:
             result = TurnResult(session=session, status="error", error=str(exc))
+        except Exception as exc:  # a bug must end this turn plainly, not strand the session
+            log.exception("turn on session %s failed", session)
+            self.store.repair(session)  # every call it left has an answer
+            result = TurnResult(session=session, status="error", error=f"internal error: {exc!r}")
         self.store.set_status(session, result.status)
         updates.send(StatusUpdate(session=session, status=result.status, detail=result.error))
         return result

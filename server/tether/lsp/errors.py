@@ -35,13 +35,17 @@ def json_rpc_errors(argument: type[A]) -> Callable[[Handler[A]], Callable[..., A
                 )
             try:
                 params = argument.model_validate(args[0])
-                result = await handler(ls, params)
             except ValidationError as exc:
                 raise JsonRpcInvalidParams(message=_explain(exc)) from None
+            try:
+                result = await handler(ls, params)
             except RequestError as exc:
                 raise JsonRpcInvalidParams(message=str(exc)) from None
             except TetherError as exc:
                 raise JsonRpcInternalError(message=str(exc)) from None
+            except Exception as exc:  # a bug: the editor gets one line, the log the traceback
+                log.exception("%s failed", handler.__name__)
+                raise JsonRpcInternalError(message=f"internal error: {exc!r}") from None
             return result.model_dump(mode="json", exclude_none=True)
 
         del command.__wrapped__

@@ -41,7 +41,11 @@ class TetherServer(LanguageServer):
     def __init__(self) -> None:
         super().__init__("tether", __version__, protocol_cls=TetherProtocol)
         self._tether: Tether | None = None
-        self.settings = Settings.load(os.environ)
+        self.settings = Settings()
+        # The editor's layers, kept so a change reloads from every source (a new provider
+        # kind must pick its own key variable, never carry the old vendor's key over).
+        self.init_layer: dict[str, Any] = {}
+        self.change_layer: dict[str, Any] = {}
         self.turn_requests: dict[Any, str] = {}  # tether.run request id -> session
         self.progress_sessions: dict[Any, str] = {}  # $/progress token -> session
         self.early_cancels: deque[Any] = deque(maxlen=256)
@@ -53,15 +57,21 @@ class TetherServer(LanguageServer):
             raise RequestError("tether is not initialized yet: send `initialize` first")
         return self._tether
 
+    def reload(self) -> None:
+        """Settings from every source; a bad one is reported, and the last good ones stay."""
+        try:
+            self.settings = Settings.load(os.environ, self.init_layer, self.change_layer)
+        except ConfigError as exc:
+            log.warning("%s", exc)
+            self.window_show_message(
+                types.ShowMessageParams(type=types.MessageType.Warning, message=f"tether: {exc}")
+            )
+
     def start(self, params: types.InitializeParams) -> None:
         options = params.initialization_options
         layer = options.get("tether", {}) if isinstance(options, dict) else {}
-        try:
-            self.settings = Settings.load(os.environ, layer if isinstance(layer, dict) else {})
-        except ConfigError as exc:
-            self.window_show_message(
-                types.ShowMessageParams(type=types.MessageType.Warning, message=str(exc))
-            )
+        self.init_layer = layer if isinstance(layer, dict) else {}
+        self.reload()
         workspace = _workspace_root(params)
         self._tether = Tether(
             self.settings, workspace, LspDocuments(self), LspPerson(self), LspEditor(self)
@@ -83,13 +93,8 @@ class TetherServer(LanguageServer):
     def configure(self, layer: Any) -> None:
         if not isinstance(layer, dict):
             return
-        try:
-            self.settings = self.settings.with_layer(layer)
-        except ConfigError as exc:
-            self.window_show_message(
-                types.ShowMessageParams(type=types.MessageType.Warning, message=str(exc))
-            )
-            return
+        self.change_layer = layer
+        self.reload()
         if self._tether is not None:
             self._tether.reconfigure(self.settings)
 

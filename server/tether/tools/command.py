@@ -45,10 +45,13 @@ _WRAPPERS = frozenset(
 
 
 def command_key(command: str) -> str | None:
-    """What an "allow always" of ``command`` matches: its program and subcommand.
+    """What an "allow always" of ``command`` matches.
 
-    ``git status -s`` -> ``git status``; ``pytest -x tests`` -> ``pytest``; None for a
-    line that chains or redirects, that does not parse, or that runs another command.
+    A program and a subcommand-shaped second word make a prefix: ``git status -s`` ->
+    ``git status`` (any ``git status …``). Anything else is remembered exactly as it
+    stands: ``python -m pytest`` or ``find . -name x`` must never come to mean
+    ``python -c …`` or ``find / -delete``. None for a line that chains or redirects,
+    that does not parse, or that runs another command.
     """
     if any(operator in command for operator in _CONTROL):
         return None
@@ -62,7 +65,14 @@ def command_key(command: str) -> str | None:
         return None
     if len(words) > 1 and _SUBCOMMAND.fullmatch(words[1]):
         return f"{words[0]} {words[1]}"
-    return words[0]
+    return shlex.join(words)
+
+
+def _words(key: str) -> str:
+    """A rule in words; a program-and-subcommand key matches any arguments after it."""
+    words = shlex.split(key)
+    prefix = len(words) == 2 and _SUBCOMMAND.fullmatch(words[1])
+    return f"run `{key} …` commands" if prefix else f"run exactly `{key}`"
 
 
 class CommandParams(BaseModel):
@@ -217,7 +227,7 @@ class Command:
 
     def remember(self, params: CommandParams, ctx: ToolContext) -> Memory | None:
         key = command_key(params.command)
-        return None if key is None else Memory(key=key, words=f"run `{key} …` commands")
+        return None if key is None else Memory(key=key, words=_words(key))
 
     async def run(self, params: CommandParams, ctx: ToolContext) -> str:
         capture = _Capture(KEEP_CHARS)

@@ -184,6 +184,36 @@ async def test_a_cancel_during_the_budget_question_still_runs_the_calls_that_fit
     assert [s for _, s, _ in h.answers(session)] == ["ok", "ok", "not_executed"]
 
 
+async def test_a_cancel_during_the_budget_question_runs_no_approval_requiring_call(
+    tmp_path: Path,
+) -> None:
+    calls = reply(
+        ("echo", {"value": "fits"}),
+        ("write", {"path": "f.txt", "content": "x"}),
+        ("echo", {"value": "over"}),
+    )
+    h = Harness(tmp_path, ScriptedProvider(calls), tool_budget=2)
+    h.approvals.extend = None
+    h.approvals.decisions = ["allow"]
+    session = h.store.create_session(h.workspace, "t")
+    task = asyncio.create_task(h.turns.run(h.agent, session, "go", h.recorder))
+    while not h.approvals.budget_questions:
+        await asyncio.sleep(0.01)
+    h.turns.cancel(session, h.recorder)
+    assert (await task).status == "cancelled"
+    assert [s for _, s, _ in h.answers(session)] == ["ok", "not_executed", "not_executed"]
+    assert h.approvals.asked == [] and not (h.workspace / "f.txt").exists()
+
+
+async def test_a_bug_ends_the_turn_with_error_and_leaves_the_session_whole(
+    tmp_path: Path,
+) -> None:
+    h = Harness(tmp_path, ScriptedProvider(RuntimeError("a bug")))
+    result = await h.run()
+    assert result.status == "error" and "a bug" in (result.error or "")
+    assert h.store.session(result.session).status == "error"
+
+
 async def test_invalid_calls_are_answered_and_the_turn_goes_on(tmp_path: Path) -> None:
     bad = reply(
         ("nope", {}), ("echo", "{not json"), ("echo", {"value": 3}), ("echo", {"value": "ok"})

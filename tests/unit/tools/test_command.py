@@ -161,10 +161,13 @@ async def test_a_command_killed_by_a_signal_says_which(tmp_path: Path) -> None:
         ("cargo build --release", "cargo build"),
         ("npm run test:unit", "npm run"),
         ("pytest", "pytest"),
-        ("pytest -x tests/unit", "pytest"),
-        ("ls -la", "ls"),
-        ("./scripts/check.sh --fast", "./scripts/check.sh"),
-        ("git -C sub status", "git"),
+        ("pytest -x tests/unit", "pytest -x tests/unit"),
+        ("python -m pytest", "python -m pytest"),
+        ("find . -name x", "find . -name x"),
+        ("node -e '1'", "node -e 1"),
+        ("ls -la", "ls -la"),
+        ("./scripts/check.sh --fast", "./scripts/check.sh --fast"),
+        ("git -C sub status", "git -C sub status"),
         ("echo ok; rm -rf x", None),
         ("make && make install", None),
         ("false || true", None),
@@ -195,6 +198,8 @@ def test_remember_words_name_the_key(tmp_path: Path) -> None:
     assert memory is not None
     assert (memory.key, memory.words) == ("git status", "run `git status …` commands")
     assert COMMAND.remember(CommandParams(command="git status; rm -rf ."), ctx) is None
+    exact = COMMAND.remember(CommandParams(command="python -m pytest"), ctx)
+    assert exact is not None and exact.words == "run exactly `python -m pytest`"
 
 
 async def test_summary_preview_and_read_only(tmp_path: Path) -> None:
