@@ -16,7 +16,7 @@ from tether.agent.compaction import Compactor
 from tether.agent.dispatch import Dispatcher
 from tether.agent.events import Updates
 from tether.agent.loop import Agent
-from tether.agent.owners import as_seen
+from tether.agent.owners import as_seen, running_elsewhere
 from tether.agent.prompt import system_prompt
 from tether.agent.schedule import Scheduler
 from tether.agent.turns import PARKED, Turns
@@ -28,7 +28,15 @@ from tether.providers.base import Provider, ToolSpec
 from tether.store import Store
 from tether.store.tasks import Task
 from tether.tools import builtin_tools
-from tether.tools.base import Documents, Editor, FileEdit, Memory, Tool, ToolContext
+from tether.tools.base import (
+    Documents,
+    Editor,
+    EditsFiles,
+    FileEdit,
+    Memory,
+    Tool,
+    ToolContext,
+)
 
 log = logging.getLogger(__name__)
 Scope = Literal["session", "workspace"]
@@ -172,6 +180,10 @@ class Tether:
         return self.dispatcher().waiting(parked) if parked else []
 
     async def applied(self, session: str, call: str, updates: Updates) -> TurnResult:
+        tools = {tool.name: tool for tool in self.tools}
+        waiting = {pending.call_id: pending.tool for pending, _ in self.waiting(session)}
+        if call in waiting and not isinstance(tools.get(waiting[call]), EditsFiles):
+            raise RequestError(f"call {call} is a {waiting[call]}, not a file edit")
         self._decide(session, [call], "allow", APPLIED)
         return await self._with_agent(
             session, lambda agent: self.turns.resume(agent, session, updates)
@@ -220,8 +232,9 @@ class Tether:
         return [as_seen(info) for info in self.store.sessions(self.workspace)]
 
     def history(self, session: str) -> History:
-        if not self.turns.is_running(session):
-            self.turns.open(session)
+        info = self.store.session(session)
+        if not (self.turns.is_running(session) or running_elsewhere(info)):
+            self.turns.open(session)  # repair what a dead server left, before reading
         compactions = [
             Compaction(
                 before=len(self.store.load(session, until=c.upto_seq)),

@@ -8,7 +8,7 @@ import pytest
 from pygls.exceptions import JsonRpcException
 
 from tests.e2e.conftest import Editor, StartEditor, server_env
-from tests.support.provider_stub import ProviderStub, text
+from tests.support.provider_stub import ProviderStub, error, text
 
 
 async def assert_alive(editor: Editor) -> None:
@@ -63,3 +63,14 @@ async def test_a_bad_environment_variable_is_reported_and_the_server_still_serve
 
     await assert_alive(editor)
     assert any("kind" in m.message for m in editor.client.messages)
+
+
+async def test_warnings_reach_the_editors_log(
+    start_editor: StartEditor, stub: ProviderStub
+) -> None:
+    editor = await start_editor(options={"tether": {"provider": {"retry_base_s": 0.01}}})
+    stub.script(error(429, "slow down", retry_after=0), text("fine"))
+
+    await editor.run("hello")
+
+    assert any("429" in m.message for m in editor.client.log_messages)

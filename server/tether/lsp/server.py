@@ -37,6 +37,27 @@ class TetherProtocol(LanguageServerProtocol):
         super()._handle_cancel_notification(msg_id)
 
 
+class EditorLog(logging.Handler):
+    """tether's warnings and errors reach the editor's log too (``window/logMessage``)."""
+
+    def __init__(self, ls: LanguageServer) -> None:
+        super().__init__(logging.WARNING)
+        self.ls = ls
+
+    def emit(self, record: logging.LogRecord) -> None:
+        kind = (
+            types.MessageType.Error
+            if record.levelno >= logging.ERROR
+            else types.MessageType.Warning
+        )
+        try:
+            self.ls.window_log_message(
+                types.LogMessageParams(type=kind, message=self.format(record))
+            )
+        except Exception:  # logging must never raise into the code that logged
+            self.handleError(record)
+
+
 class TetherServer(LanguageServer):
     def __init__(self) -> None:
         super().__init__("tether", __version__, protocol_cls=TetherProtocol)
@@ -68,6 +89,7 @@ class TetherServer(LanguageServer):
             )
 
     def start(self, params: types.InitializeParams) -> None:
+        logging.getLogger("tether").addHandler(EditorLog(self))
         options = params.initialization_options
         layer = options.get("tether", {}) if isinstance(options, dict) else {}
         self.init_layer = layer if isinstance(layer, dict) else {}

@@ -80,11 +80,13 @@ class Tasks:
             "SELECT * FROM tasks WHERE workspace = ? AND next_run <= ?", (workspace, iso(moment))
         ).fetchall():
             following = moment + timedelta(seconds=row["every_s"])
-            self._db.execute(
-                "UPDATE tasks SET next_run = ?, last_run = ? WHERE id = ?",
-                (iso(following), iso(moment), row["id"]),
-            )
-            due.append(_task(row))
+            # Claimed only if no other server sharing this store moved it first.
+            claimed = self._db.execute(
+                "UPDATE tasks SET next_run = ?, last_run = ? WHERE id = ? AND next_run = ?",
+                (iso(following), iso(moment), row["id"], row["next_run"]),
+            ).rowcount
+            if claimed:
+                due.append(_task(row))
         return due
 
     def next_due(self, workspace: str) -> datetime | None:
