@@ -44,14 +44,3 @@ def test_tasks_belong_to_their_workspace(tmp_path: Path) -> None:
     assert store.tasks.listed("/two") == []
     assert store.tasks.claim_due("/two", now() + timedelta(hours=1)) == []
 
-
-def test_two_servers_sharing_a_store_claim_a_due_task_once(tmp_path: Path) -> None:
-    first, second = Store(tmp_path / "s.sqlite3"), Store(tmp_path / "s.sqlite3")
-    task = first.tasks.add("/ws", "tick", "1m", None)
-    later = now() + timedelta(minutes=2)
-    rows = first.tasks._db.execute("SELECT * FROM tasks").fetchall()  # both read it due
-    assert len(rows) == 1
-
-    claimed = first.tasks.claim_due("/ws", later) + second.tasks.claim_due("/ws", later)
-
-    assert [t.id for t in claimed] == [task.id]
