@@ -11,7 +11,7 @@ from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Literal
 
-from tether.agent.approval import APPLIED, Gate, Nobody, Person
+from tether.agent.approval import Gate, Nobody, Person
 from tether.agent.compaction import Compactor
 from tether.agent.dispatch import Dispatcher
 from tether.agent.events import Updates
@@ -22,11 +22,19 @@ from tether.agent.schedule import Scheduler
 from tether.agent.turns import PARKED, Turns
 from tether.config import ProviderSettings, Settings
 from tether.errors import ConfigError, RequestError
-from tether.models import Compaction, History, PendingCall, SessionInfo, TurnResult, message_to_wire
+from tether.models import (
+    Compaction,
+    History,
+    PendingCall,
+    RecordedDecision,
+    SessionInfo,
+    Task,
+    TurnResult,
+    message_to_wire,
+)
 from tether.providers import make_provider
 from tether.providers.base import Provider, ToolSpec
 from tether.store import Store
-from tether.store.tasks import Task
 from tether.tools import builtin_tools
 from tether.tools.base import (
     Documents,
@@ -184,13 +192,17 @@ class Tether:
         waiting = {pending.call_id: pending.tool for pending, _ in self.waiting(session)}
         if call in waiting and not isinstance(tools.get(waiting[call]), EditsFiles):
             raise RequestError(f"call {call} is a {waiting[call]}, not a file edit")
-        self._decide(session, [call], "allow", APPLIED)
+        self._decide(session, [call], "applied", None)
         return await self._with_agent(
             session, lambda agent: self.turns.resume(agent, session, updates)
         )
 
     def _decide(
-        self, session: str, calls: list[str] | None, decision: str, reason: str | None
+        self,
+        session: str,
+        calls: list[str] | None,
+        decision: RecordedDecision,
+        reason: str | None,
     ) -> list[tuple[PendingCall, Memory | None]]:
         self.turns.open(session)
         waiting = self.waiting(session)

@@ -15,6 +15,9 @@ from pydantic import BaseModel, ConfigDict, Field
 ToolStatus = Literal["ok", "error", "denied", "not_executed", "interrupted", "cancelled"]
 TurnStatus = Literal["done", "awaiting_approval", "cancelled", "stopped", "error"]
 Role = Literal["user", "assistant", "tool"]
+# A person's decision on a parked call, as recorded: "dismissed" parks it without asking
+# again; "applied" means they applied the change in the editor themselves.
+RecordedDecision = Literal["allow", "deny", "dismissed", "applied"]
 
 
 def now() -> datetime:
@@ -146,6 +149,19 @@ class SessionInfo(Frozen):
     updated: str
     workspace: str = ""
     owner: int | None = None
+
+
+class Task(Frozen):
+    """A scheduled prompt, as ``tether.tasks`` lists it."""
+
+    id: str
+    prompt: str
+    every: str
+    session: str | None
+    next_run: str
+    last_run: str | None
+    last_status: str | None
+    last_session: str | None
 
 
 class History(Frozen):

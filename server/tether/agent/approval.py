@@ -12,7 +12,7 @@ from collections.abc import Awaitable, Callable, Mapping
 from pathlib import Path
 from typing import Literal, Protocol
 
-from tether.models import Frozen, PendingCall
+from tether.models import Frozen, PendingCall, RecordedDecision
 from tether.store import Store
 from tether.tools.base import Memory
 
@@ -67,8 +67,7 @@ class Nobody:
         return False
 
 
-APPLIED = "applied in the editor"
-Recorded = Mapping[str, tuple[str | None, str | None]]  # call id -> (decision, reason)
+Recorded = Mapping[str, tuple[RecordedDecision | None, str | None]]  # call id -> (decision, reason)
 
 
 class Gate:
@@ -87,8 +86,10 @@ class Gate:
         recorded: Recorded,
     ) -> Decision | None:
         decision, reason = recorded.get(call.call_id, (None, None))
+        if decision == "applied":
+            return Applied()
         if decision == "allow":
-            return Applied() if reason == APPLIED else Allow()
+            return Allow()
         if decision == "deny":
             return Deny(reason=reason or Deny().reason)
         if memory is not None and (

@@ -13,11 +13,16 @@ import asyncio
 import logging
 from collections.abc import Sequence
 from itertools import groupby
-from typing import Any
 
 from tether.agent.approval import Allow, Applied, Gate, Recorded
 from tether.agent.calls import Call, TurnState, prepare
-from tether.agent.events import ApprovalUpdate, ToolCallUpdate, ToolResultUpdate, Updates
+from tether.agent.events import (
+    ApprovalState,
+    ApprovalUpdate,
+    ToolCallUpdate,
+    ToolResultUpdate,
+    Updates,
+)
 from tether.config import Settings
 from tether.errors import TetherError, ToolError
 from tether.models import PendingCall, ToolCall, ToolResult, ToolStatus, iso, now
@@ -245,7 +250,7 @@ class _Run:
             self.approval_update(c, pending, "denied")
             self.answer(c, "denied", f"denied: {decision.reason}", decided_by=decision.by)
 
-    def approval_update(self, c: Call, pending: PendingCall, decision: Any) -> None:
+    def approval_update(self, c: Call, pending: PendingCall, decision: ApprovalState) -> None:
         self.updates.send(
             ApprovalUpdate(
                 session=self.session,

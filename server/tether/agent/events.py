@@ -33,13 +33,16 @@ class ToolResultUpdate(Frozen):
     ended_at: str | None = None
 
 
+ApprovalState = Literal["pending", "allowed", "denied"]
+
+
 class ApprovalUpdate(Frozen):
     kind: Literal["approval"] = "approval"
     session: str
     call_id: str
     tool: str
     summary: str
-    decision: Literal["pending", "allowed", "denied"]
+    decision: ApprovalState
 
 
 class StatusUpdate(Frozen):

@@ -8,8 +8,8 @@ import asyncio
 import logging
 from collections.abc import Awaitable, Callable
 
-from tether.models import now
-from tether.store.tasks import Task, Tasks
+from tether.models import Task, now
+from tether.store.tasks import Tasks
 
 log = logging.getLogger(__name__)
 IDLE_WAKE_S = 60.0

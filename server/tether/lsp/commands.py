@@ -10,8 +10,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from tether.lsp.bridge import LspUpdates
 from tether.lsp.errors import json_rpc_errors
 from tether.lsp.server import TetherServer
-from tether.models import History, TurnResult
-from tether.store.tasks import Task
+from tether.models import History, Task, TurnResult
 
 
 class Argument(BaseModel):

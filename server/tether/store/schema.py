@@ -38,7 +38,7 @@ CREATE TABLE IF NOT EXISTS tool_calls (
     ended_at TEXT,
     reason TEXT,
     decided_by TEXT,
-    decision TEXT CHECK (decision IN ('allow', 'deny', 'dismissed')),
+    decision TEXT CHECK (decision IN ('allow', 'deny', 'dismissed', 'applied')),
     decision_reason TEXT,
     PRIMARY KEY (session_id, message_seq, idx),
     FOREIGN KEY (session_id, message_seq) REFERENCES messages(session_id, seq)

@@ -22,6 +22,7 @@ from tether.models import (
     AssistantMessage,
     Frozen,
     Message,
+    RecordedDecision,
     Reply,
     SessionInfo,
     Stats,
@@ -58,7 +59,7 @@ class Parked(Frozen):
     seq: int
     calls: tuple[ToolCall, ...]
     answered: frozenset[int]
-    decisions: dict[str, tuple[str | None, str | None]]
+    decisions: dict[str, tuple[RecordedDecision | None, str | None]]
 
 
 class Store:
@@ -222,7 +223,12 @@ class Store:
         )
 
     def decide(
-        self, session: str, seq: int, call_id: str, decision: str, reason: str | None
+        self,
+        session: str,
+        seq: int,
+        call_id: str,
+        decision: RecordedDecision,
+        reason: str | None,
     ) -> None:
         self._db.execute(
             "UPDATE tool_calls SET decision = ?, decision_reason = ?"

@@ -8,7 +8,7 @@ import uuid
 from datetime import datetime, timedelta
 
 from tether.errors import RequestError
-from tether.models import Frozen, iso, now, parse_iso
+from tether.models import Task, iso, now, parse_iso
 
 UNITS = {"s": 1, "m": 60, "h": 3600, "d": 86400}
 
@@ -21,17 +21,6 @@ def parse_every(every: str) -> float:
             f"invalid every {every!r}: give a number and a unit, as 30m, 6h, 1d or 90s"
         )
     return float(match[1]) * UNITS[match[2]]
-
-
-class Task(Frozen):
-    id: str
-    prompt: str
-    every: str
-    session: str | None
-    next_run: str
-    last_run: str | None
-    last_status: str | None
-    last_session: str | None
 
 
 class Tasks:
