@@ -14,6 +14,15 @@ Tool errors never leave the dispatcher: the model reads them and the turn goes o
 Request errors become JSON-RPC errors at exactly one place, ``lsp/errors.py``.
 """
 
+from pydantic import ValidationError
+
+
+def problems(exc: ValidationError) -> str:
+    """A validation error in one line a person or a model can act on."""
+    return "; ".join(
+        f"{'.'.join(map(str, e['loc'])) or 'arguments'}: {e['msg']}" for e in exc.errors()
+    )
+
 
 class TetherError(Exception):
     """Base of every error tether raises on purpose."""

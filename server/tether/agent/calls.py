@@ -10,7 +10,7 @@ from datetime import datetime
 
 from pydantic import BaseModel, ValidationError
 
-from tether.errors import ToolError
+from tether.errors import ToolError, problems
 from tether.models import PendingCall, ToolCall
 from tether.tools.base import Tool, ToolContext
 
@@ -73,10 +73,7 @@ def prepare(tools: dict[str, Tool], ctx: ToolContext, idx: int, call: ToolCall) 
     try:
         c.params = c.tool.params.model_validate(arguments)
     except ValidationError as exc:
-        problems = "; ".join(
-            f"{'.'.join(map(str, e['loc'])) or 'arguments'}: {e['msg']}" for e in exc.errors()
-        )
-        c.invalid = f"invalid arguments for {call.name}: {problems}"
+        c.invalid = f"invalid arguments for {call.name}: {problems(exc)}"
         return c
     try:
         c.read_only = c.tool.read_only(c.params, ctx)

@@ -10,10 +10,7 @@ Creating files is supported; renames and deletes are refused.
 
 from __future__ import annotations
 
-import contextlib
-import os
 import re
-import tempfile
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -21,6 +18,7 @@ from lsprotocol import types
 from pygls.uris import to_fs_path
 
 from tether.errors import TetherError
+from tether.tools.atomic import write_atomically
 
 
 class EditRefused(TetherError):
@@ -108,33 +106,7 @@ class _Overlay:
 
     def commit(self) -> None:
         for path in self.changed:
-            write_atomic(path, self.texts[path])
-
-
-def write_atomic(path: Path, text: str) -> None:
-    """Replace ``path`` with ``text`` in one step, keeping the file's permissions."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    try:
-        mode: int | None = path.stat().st_mode & 0o7777
-    except FileNotFoundError:
-        mode = None
-    fd, temp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tether", dir=path.parent)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8", newline="") as file:
-            file.write(text)
-            file.flush()
-            os.fsync(file.fileno())
-        if mode is not None:
-            os.chmod(temp, mode)
-        else:
-            umask = os.umask(0)
-            os.umask(umask)
-            os.chmod(temp, 0o666 & ~umask)
-        os.replace(temp, path)
-    except BaseException:
-        with contextlib.suppress(OSError):
-            os.unlink(temp)
-        raise
+            write_atomically(path, self.texts[path])
 
 
 def _path(uri: str) -> Path:

@@ -10,7 +10,7 @@ from typing import Any, TypeVar
 from pydantic import BaseModel, ValidationError
 from pygls.exceptions import JsonRpcInternalError, JsonRpcInvalidParams
 
-from tether.errors import RequestError, TetherError
+from tether.errors import RequestError, TetherError, problems
 
 log = logging.getLogger(__name__)
 A = TypeVar("A", bound=BaseModel)
@@ -36,7 +36,7 @@ def json_rpc_errors(argument: type[A]) -> Callable[[Handler[A]], Callable[..., A
             try:
                 params = argument.model_validate(args[0])
             except ValidationError as exc:
-                raise JsonRpcInvalidParams(message=_explain(exc)) from None
+                raise JsonRpcInvalidParams(message=f"invalid argument: {problems(exc)}") from None
             try:
                 result = await handler(ls, params)
             except RequestError as exc:
@@ -52,9 +52,3 @@ def json_rpc_errors(argument: type[A]) -> Callable[[Handler[A]], Callable[..., A
         return command
 
     return wrap
-
-
-def _explain(exc: ValidationError) -> str:
-    return "invalid argument: " + "; ".join(
-        f"{'.'.join(map(str, e['loc'])) or 'argument'}: {e['msg']}" for e in exc.errors()
-    )

@@ -48,14 +48,9 @@ def shown(ctx: ToolContext, raw: str) -> str:
         return raw
 
 
-def read_text(ctx: ToolContext, path: Path) -> str:
-    """The editor's live text when the document is open, else the file on disk."""
-    live = ctx.documents.live_text(path)
-    return live if live is not None else read_disk(ctx, path)
-
-
 async def load_text(ctx: ToolContext, path: Path) -> str:
-    """``read_text`` that asks the editor on the loop and reads the disk in a thread."""
+    """The editor's live text when the document is open, else the file on disk (read in a
+    thread, so the loop never waits on the disk)."""
     live = ctx.documents.live_text(path)
     return live if live is not None else await asyncio.to_thread(read_disk, ctx, path)
 

@@ -9,7 +9,8 @@ from pathlib import Path
 import pytest
 from lsprotocol import types
 
-from tether.lsp.edits import Lines, apply_text_edits, apply_workspace_edit, write_atomic
+from tether.lsp.edits import Lines, apply_text_edits, apply_workspace_edit
+from tether.tools.atomic import write_atomically
 
 
 def edit(line: int, char: int, end_line: int, end_char: int, new: str) -> types.TextEdit:
@@ -172,7 +173,7 @@ def test_atomic_write_replaces_the_file_and_keeps_its_mode(tmp_path: Path) -> No
     before = target.stat().st_ino
     reader = target.open()  # a reader holding the old file sees the old text
 
-    write_atomic(target, "new\n")
+    write_atomically(target, "new\n")
 
     assert target.read_text() == "new\n"
     assert target.stat().st_ino != before  # replaced, not rewritten in place
@@ -187,7 +188,7 @@ def test_a_failed_atomic_write_leaves_the_original_and_no_temp_file(tmp_path: Pa
     target.write_text("original")
 
     with pytest.raises(UnicodeEncodeError):
-        write_atomic(target, "bad \udc80 surrogate")
+        write_atomically(target, "bad \udc80 surrogate")
 
     assert target.read_text() == "original"
     assert sorted(p.name for p in tmp_path.iterdir()) == ["a.txt"]

@@ -43,4 +43,3 @@ def test_tasks_belong_to_their_workspace(tmp_path: Path) -> None:
     store.tasks.add("/one", "a", "1m", None)
     assert store.tasks.listed("/two") == []
     assert store.tasks.claim_due("/two", now() + timedelta(hours=1)) == []
-

@@ -12,8 +12,9 @@ from pydantic import ValidationError
 
 from tests.unit.tools import Buffers, call, context, summary, write
 from tether.errors import ToolError
+from tether.tools.atomic import write_atomically
 from tether.tools.base import FileEdit, Replacement, ToolContext
-from tether.tools.patch import Patch, PatchParams, plan, write_atomically
+from tether.tools.patch import Patch, PatchParams, plan
 
 PATCH = Patch()
 
