@@ -12,7 +12,6 @@ from tether.tools.files import (
     MAX_FILE_BYTES,
     excluded,
     load_text,
-    read_text,
     reads_inside,
     rules_above,
     split_lines,
@@ -28,11 +27,11 @@ def names(root: Path, top: Path | None = None, depth: int | None = None) -> list
     ]
 
 
-def test_read_text_prefers_the_editors_unsaved_text(tmp_path: Path) -> None:
+async def test_load_text_prefers_the_editors_unsaved_text(tmp_path: Path) -> None:
     path = write(tmp_path, "a.py", "on disk\n").resolve()
     ctx = context(tmp_path, Buffers({path: "unsaved\n"}))
-    assert read_text(ctx, path) == "unsaved\n"
-    assert read_text(context(tmp_path), path) == "on disk\n"
+    assert await load_text(ctx, path) == "unsaved\n"
+    assert await load_text(context(tmp_path), path) == "on disk\n"
 
 
 async def test_load_text_reads_an_open_document_that_is_not_on_disk(tmp_path: Path) -> None:
@@ -47,27 +46,27 @@ async def test_load_text_reads_an_open_document_that_is_not_on_disk(tmp_path: Pa
         ("caf\u00e9".encode("latin-1"), "img.png is not UTF-8 text"),
     ],
 )
-def test_read_text_refuses_binary_files(tmp_path: Path, content: bytes, message: str) -> None:
+async def test_load_text_refuses_binary_files(tmp_path: Path, content: bytes, message: str) -> None:
     path = write(tmp_path, "img.png", content).resolve()
     with pytest.raises(ToolError, match=message):
-        read_text(context(tmp_path), path)
+        await load_text(context(tmp_path), path)
 
 
-def test_read_text_says_what_is_missing_or_a_directory(tmp_path: Path) -> None:
+async def test_load_text_says_what_is_missing_or_a_directory(tmp_path: Path) -> None:
     ctx = context(tmp_path)
     with pytest.raises(ToolError, match=r"no such file: src/x.py"):
-        read_text(ctx, ctx.workspace / "src/x.py")
+        await load_text(ctx, ctx.workspace / "src/x.py")
     (tmp_path / "src").mkdir()
     with pytest.raises(ToolError, match=r"src is a directory"):
-        read_text(ctx, ctx.workspace / "src")
+        await load_text(ctx, ctx.workspace / "src")
 
 
-def test_read_text_refuses_huge_files_and_says_how_to_read_them(tmp_path: Path) -> None:
+async def test_load_text_refuses_huge_files_and_says_how_to_read_them(tmp_path: Path) -> None:
     path = tmp_path / "huge.log"
     with path.open("wb") as f:
         f.truncate(MAX_FILE_BYTES + 1)
     with pytest.raises(ToolError, match=r"too large.*offset/limit.*index-grep"):
-        read_text(context(tmp_path), path.resolve())
+        await load_text(context(tmp_path), path.resolve())
 
 
 def test_split_lines_numbers_lines_as_editors_do() -> None:
