@@ -120,8 +120,10 @@ async def test_calls_past_the_budget_are_not_executed_and_the_person_is_asked_on
 
     assert len(asked) == 1 and "budget of 2" in asked[0]
     assert result["status"] == "stopped" and "budget" in result["error"]
-    statuses = [m["status"] for m in await tool_messages(editor, result["session"])]
-    assert statuses == ["ok", "ok", "not_executed", "not_executed"]
+    answers = await tool_messages(editor, result["session"])
+    assert [m["status"] for m in answers] == ["ok", "ok", "not_executed", "not_executed"]
+    never_started = answers[2]
+    assert never_started["started_at"] is None and never_started["ended_at"] is None
 
 
 async def test_extending_the_budget_lets_every_call_run(
