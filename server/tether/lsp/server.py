@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from lsprotocol import types
+from pygls.exceptions import FeatureRequestError
 from pygls.lsp.server import LanguageServer
 from pygls.protocol import LanguageServerProtocol
 from pygls.uris import to_fs_path
@@ -125,8 +126,10 @@ class TetherServer(LanguageServer):
         return session is not None and self.tether.cancel(session, LspUpdates(self, session))
 
     def report_server_error(self, error: Exception, source: Any) -> None:
-        # The default pops a message in the editor for every bad message; a log is enough.
-        log.error("%s: %s", getattr(source, "__name__", source), error)
+        # The default pops a message in the editor for every bad message. A request's error
+        # already travels in its response; only out-of-band ones are worth the editor's log.
+        level = logging.DEBUG if source is FeatureRequestError else logging.ERROR
+        log.log(level, "%s: %s", getattr(source, "__name__", source), error)
 
 
 def _workspace_root(params: types.InitializeParams) -> Path:
