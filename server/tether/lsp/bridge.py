@@ -22,19 +22,29 @@ class LspDocuments:
 
     def __init__(self, ls: Any) -> None:
         self.ls = ls
+        self._paths: dict[str, Path] = {}  # uri -> resolved path, resolved once per uri
 
-    def _by_path(self) -> dict[Path, str]:
-        documents: dict[Path, str] = {}
+    def _open(self) -> dict[Path, Any]:
+        """The open documents by resolved path. Reads ask this for every file they touch,
+        so a document's path is resolved (a few system calls) once, not on each ask."""
+        documents: dict[Path, Any] = {}
         for uri, document in self.ls.workspace.text_documents.items():
-            if (path := to_fs_path(uri)) is not None:
-                documents[Path(path).resolve()] = document.source
+            if (path := self._paths.get(uri)) is None:
+                if (fs := to_fs_path(uri)) is None:
+                    continue
+                path = self._paths[uri] = Path(fs).resolve()
+            documents[path] = document
         return documents
 
+    def document(self, path: Path) -> Any | None:
+        return self._open().get(path.resolve())
+
     def live_text(self, path: Path) -> str | None:
-        return self._by_path().get(path.resolve())
+        document = self.document(path)
+        return document.source if document is not None else None
 
     def open_paths(self) -> list[Path]:
-        return list(self._by_path())
+        return list(self._open())
 
 
 class LspUpdates:

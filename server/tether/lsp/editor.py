@@ -8,9 +8,9 @@ from typing import Any
 
 from lsprotocol import types
 from pygls.exceptions import JsonRpcException
-from pygls.uris import to_fs_path
 
 from tether.errors import ToolError
+from tether.lsp.bridge import LspDocuments
 from tether.tools.base import FileEdit
 
 log = logging.getLogger(__name__)
@@ -30,14 +30,12 @@ def position(text: str, offset: int, encoding: str) -> types.Position:
 
 
 class LspEditor:
-    def __init__(self, ls: Any) -> None:
+    def __init__(self, ls: Any, documents: LspDocuments) -> None:
         self.ls = ls
+        self.documents = documents
 
     def open_document(self, path: Path) -> Any | None:
-        for uri, document in self.ls.workspace.text_documents.items():
-            if (fs := to_fs_path(uri)) is not None and Path(fs).resolve() == path.resolve():
-                return document
-        return None
+        return self.documents.document(path)
 
     def workspace_edit(self, edit: FileEdit) -> types.WorkspaceEdit | None:
         """The edit for the open document it touches, versioned; None if it is not open."""

@@ -8,7 +8,6 @@ from lsprotocol import types
 from pygls.uris import to_fs_path
 
 from tether.lsp.bridge import LspUpdates
-from tether.lsp.editor import LspEditor
 from tether.lsp.server import TetherServer
 from tether.models import PendingCall
 
@@ -77,7 +76,7 @@ async def _patch_action(
     planned = await ls.tether.planned_edit(session, call.call_id)
     if planned is None or planned.path.resolve().as_uri() != _normal(params.text_document.uri):
         return None
-    edit = LspEditor(ls).workspace_edit(planned)
+    edit = ls.editor.workspace_edit(planned)
     if edit is None:
         return None
     title = f"Apply patch: {call.summary}"

@@ -64,6 +64,8 @@ class TetherServer(LanguageServer):
         super().__init__("tether", __version__, protocol_cls=TetherProtocol)
         self._tether: Tether | None = None
         self.settings = Settings()
+        self.documents = LspDocuments(self)
+        self.editor = LspEditor(self, self.documents)
         # The editor's layers, kept so a change reloads from every source (a new provider
         # kind must pick its own key variable, never carry the old vendor's key over).
         self.init_layer: dict[str, Any] = {}
@@ -97,7 +99,7 @@ class TetherServer(LanguageServer):
         self.reload()
         workspace = _workspace_root(params)
         self._tether = Tether(
-            self.settings, workspace, LspDocuments(self), LspPerson(self), LspEditor(self)
+            self.settings, workspace, self.documents, LspPerson(self), self.editor
         )
         log.info("tether %s serving %s", __version__, workspace)
 
