@@ -8,7 +8,7 @@ import os
 import signal
 import sys
 import typing
-from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
+from collections.abc import AsyncIterator, Awaitable, Callable
 from pathlib import Path
 from typing import Any
 
@@ -174,24 +174,6 @@ def server_env(stub: ProviderStub, home: Path, **extra: str) -> dict[str, str]:
 
 
 StartEditor = Callable[..., Awaitable[Editor]]
-
-
-@pytest.fixture
-def stub() -> Iterator[ProviderStub]:
-    with ProviderStub() as running:
-        yield running
-
-
-@pytest.fixture
-def workspace(tmp_path: Path) -> Path:
-    root = tmp_path / "workspace"
-    root.mkdir()
-    return root.resolve()
-
-
-@pytest.fixture
-def home(tmp_path: Path) -> Path:
-    return tmp_path / "tether-home"
 
 
 @pytest.fixture

@@ -14,7 +14,6 @@ import re
 import shutil
 import subprocess
 import sys
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -44,19 +43,6 @@ def find_nvim() -> str:
 @pytest.fixture(scope="module")
 def nvim() -> str:
     return find_nvim()
-
-
-@pytest.fixture
-def stub() -> Iterator[ProviderStub]:
-    with ProviderStub() as running:
-        yield running
-
-
-@pytest.fixture
-def workspace(tmp_path: Path) -> Path:
-    root = tmp_path / "workspace"
-    root.mkdir()
-    return root.resolve()
 
 
 class Scenario:

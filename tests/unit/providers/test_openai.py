@@ -3,7 +3,7 @@ from __future__ import annotations
 import asyncio
 import json
 import time
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator
 from datetime import UTC, datetime
 
 import httpx
@@ -29,12 +29,6 @@ from tether.providers.openai import OpenAIProvider
 
 KEY = "sk-test-0123456789abcdef"
 ASK = ChatRequest(system="You are terse.", messages=(UserMessage(content="hi"),))
-
-
-@pytest.fixture
-def stub() -> Iterator[ProviderStub]:
-    with ProviderStub() as running:
-        yield running
 
 
 def settings_for(stub: ProviderStub, **overrides: object) -> ProviderSettings:

@@ -4,7 +4,6 @@ import asyncio
 import socket
 import threading
 import time
-from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
 from email.utils import format_datetime
 
@@ -22,12 +21,6 @@ from tether.providers.retry import RetryPolicy, retry_after
 
 KEY = "sk-test-retry-0123456789abcdef"
 ASK = ChatRequest(system="", messages=(UserMessage(content="hi"),))
-
-
-@pytest.fixture
-def stub() -> Iterator[ProviderStub]:
-    with ProviderStub() as running:
-        yield running
 
 
 def settings(base_url: str, **overrides: object) -> ProviderSettings:
