@@ -36,9 +36,9 @@ async def concurrent_vs_serial(workspace: Path, state: Path, reps: int) -> tuple
     sub: list[float] = []  # and its subprocesses' (ripgrep, git)
 
     async def together() -> float:
-        seq, calls = h.store_reply(READS)
+        reply = h.store_reply(READS)
         start, used, used_sub = time.perf_counter(), time.process_time(), _children_cpu()
-        await h.dispatch(seq, calls)
+        await h.dispatch(reply)
         cpu.append(time.process_time() - used)
         sub.append(_children_cpu() - used_sub)
         return time.perf_counter() - start
@@ -46,9 +46,9 @@ async def concurrent_vs_serial(workspace: Path, state: Path, reps: int) -> tuple
     async def one_at_a_time() -> float:
         total = 0.0
         for i, spec in enumerate(READS):
-            seq, calls = h.store_reply([spec])
+            reply = h.store_reply([spec])
             start = time.perf_counter()
-            await h.dispatch(seq, calls)
+            await h.dispatch(reply)
             took = time.perf_counter() - start
             singles[i].append(took)
             total += took
@@ -105,9 +105,9 @@ async def overhead(workspace: Path, state: Path, reps: int) -> Row:
         store_time = 0.0
         for r in range(replies):
             start = time.perf_counter()
-            seq, calls = h.store_reply([("noop", {"n": r * width + i}) for i in range(width)])
+            reply = h.store_reply([("noop", {"n": r * width + i}) for i in range(width)])
             mid = time.perf_counter()
-            await h.dispatch(seq, calls)
+            await h.dispatch(reply)
             total += time.perf_counter() - mid
             store_time += mid - start
         stored.append(store_time)
@@ -118,7 +118,7 @@ async def overhead(workspace: Path, state: Path, reps: int) -> Row:
     async def direct() -> float:
         start = time.perf_counter()
         for _ in range(calls_n):
-            await tool.run(params, h.ctx)
+            await tool.run(params, h.env.ctx)
         return time.perf_counter() - start
 
     via, raw = await interleaved(dispatched, direct, reps)

@@ -11,12 +11,13 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict
 
 from tether.agent.approval import Gate, Nobody
-from tether.agent.calls import TurnState
-from tether.agent.dispatch import Dispatcher
+from tether.agent.dispatch import Continue, Dispatcher
+from tether.agent.env import TurnEnv
 from tether.agent.events import NoUpdates
+from tether.agent.plan import Counts
 from tether.config import Settings
 from tether.models import Reply, ToolCall, ToolMessage
-from tether.store import Store
+from tether.store import Store, StoredReply
 from tether.tools.base import NoDocuments, Tool, ToolContext
 
 Spec = tuple[str, dict[str, Any]]  # a tool name and its arguments
@@ -32,7 +33,7 @@ class NoopTool:
 
     name = "noop"
     description = "Do nothing."
-    params: type[BaseModel] = NoopParams
+    params = NoopParams
 
     def read_only(self, params: NoopParams, ctx: ToolContext) -> bool:
         return True
@@ -45,35 +46,40 @@ class NoopTool:
 
 
 class Harness:
-    def __init__(self, workspace: Path, state_dir: Path, tools: Sequence[Tool]) -> None:
+    def __init__(self, workspace: Path, state_dir: Path, tools: Sequence[Tool[Any]]) -> None:
         self.settings = Settings.load({}, {"state_dir": str(state_dir)})
-        self.ctx = ToolContext(workspace, NoDocuments(), self.settings.tools)
         self.store = Store(state_dir / "sessions.sqlite3")
-        approvals = Gate(self.store, Nobody(), workspace)
-        self.dispatcher = Dispatcher(tools, self.ctx, self.store, approvals, self.settings)
-        self.session = self.store.create_session(workspace, "bench")
-        self.store.append_user(self.session, "bench")
+        concurrency = self.settings.tools.max_concurrency
+        self.dispatcher = Dispatcher(tools, self.store, lambda: concurrency)
+        self.session = self.store.sessions.create(workspace, "bench")
+        self.store.transcript.append_user(self.session, "bench")
+        self.env = TurnEnv(
+            self.session,
+            self.settings.turn,
+            ToolContext(workspace, NoDocuments(), self.settings.tools),
+            Gate(self.store, Nobody(), workspace),
+            NoUpdates(),
+        )
         self._ids = itertools.count()
 
-    def store_reply(self, specs: Sequence[Spec]) -> tuple[int, tuple[ToolCall, ...]]:
+    def store_reply(self, specs: Sequence[Spec]) -> StoredReply:
         """Store a reply holding these calls, as the loop does before dispatching it."""
         calls = tuple(
             ToolCall(id=f"call_{next(self._ids)}", name=name, arguments=json.dumps(args))
             for name, args in specs
         )
-        return self.store.append_reply(self.session, Reply(tool_calls=calls)), calls
+        return self.store.transcript.append_reply(self.session, Reply(tool_calls=calls))
 
-    async def dispatch(self, seq: int, calls: Sequence[ToolCall]) -> None:
-        turn = TurnState(
-            budget=self.settings.turn.tool_budget, repeat_limit=self.settings.turn.repeat_limit
-        )
-        await self.dispatcher.dispatch(self.session, seq, calls, turn, NoUpdates())
-        if turn.stop_reason or turn.pending:
-            raise RuntimeError(f"the bench turn stopped: {turn.stop_reason or turn.pending}")
+    async def dispatch(self, reply: StoredReply) -> None:
+        counts = Counts(budget=self.settings.turn.tool_budget)
+        outcome = await self.dispatcher.dispatch(self.env, reply, counts)
+        if not isinstance(outcome, Continue):
+            raise RuntimeError(f"the bench turn stopped: {outcome}")
 
     def check_last(self, count: int) -> None:
         """Fail loudly unless the last ``count`` answers are ``ok``: never time error paths."""
-        results = [m.result for m in self.store.load(self.session) if isinstance(m, ToolMessage)]
+        transcript = self.store.transcript.load(self.session)
+        results = [m.result for m in transcript if isinstance(m, ToolMessage)]
         bad = [f"{r.tool}: {r.content[:200]}" for r in results[-count:] if r.status != "ok"]
         if bad:
             raise RuntimeError("bench calls failed:\n" + "\n".join(bad))

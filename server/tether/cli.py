@@ -42,7 +42,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.command == "serve":
         return serve_lsp(args.tcp, args.log_level)
 
-    from tether.lsp import terminal
+    from tether.terminal import client as terminal
 
     if args.command == "ask":
         return terminal.ask(" ".join(args.prompt), args.workspace.resolve(), args.session)

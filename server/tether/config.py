@@ -7,6 +7,7 @@ Later sources win: defaults, environment variables, the editor's
 
 from __future__ import annotations
 
+import logging
 import os
 from collections.abc import Mapping
 from pathlib import Path
@@ -17,6 +18,7 @@ from pydantic import BaseModel, ConfigDict, Field, SecretStr
 
 from tether.errors import ConfigError
 
+log = logging.getLogger(__name__)
 DEFAULT_BASE_URLS = {
     "openai": "https://api.openai.com/v1",
     "anthropic": "https://api.anthropic.com",
@@ -96,6 +98,43 @@ class Settings(Section):
             return cls.model_validate(merged)
         except ValueError as exc:
             raise ConfigError(f"invalid tether settings: {exc}") from exc
+
+
+class Configuration:
+    """The settings in force, owned in one place, and the sources they are merged from.
+
+    Every part of a server reads ``current`` when it needs a setting, so a change applies
+    from the next use (a running turn keeps the settings it started with). A layer that
+    does not validate is reported and the last good settings stay.
+    """
+
+    def __init__(self, env: Mapping[str, str] | None = None) -> None:
+        self.env = os.environ if env is None else env
+        self.layers: dict[str, Mapping[str, Any]] = {}
+        self.pinned_state_dir: Path | None = None
+        try:
+            self.current = Settings.load(self.env)
+        except ConfigError:
+            self.current = Settings()  # reported when a layer is set: it reloads from all
+
+    def set_layer(self, name: str, layer: Mapping[str, Any]) -> ConfigError | None:
+        """Replace one source (``init``, ``change``) and reload from every source, so a new
+        provider kind picks its own key variable and never carries another vendor's over."""
+        self.layers[name] = layer
+        try:
+            settings = Settings.load(self.env, *self.layers.values())
+        except ConfigError as exc:
+            return exc
+        if self.pinned_state_dir is not None and settings.state_dir != self.pinned_state_dir:
+            log.warning("state_dir changes take effect when tether restarts")
+            settings = settings.model_copy(update={"state_dir": self.pinned_state_dir})
+        self.current = settings
+        return None
+
+    def pin_state_dir(self) -> Path:
+        """The store is open: its place no longer changes while this process runs."""
+        self.pinned_state_dir = self.current.state_dir
+        return self.pinned_state_dir
 
 
 def from_env(env: Mapping[str, str]) -> dict[str, Any]:

@@ -1,17 +1,20 @@
 """tether's exceptions, all in one tree.
 
     TetherError
-    ├── ConfigError        settings that cannot work (say which variable to set)
+    ├── ConfigError        settings that cannot work (say which variable or key to set)
     ├── ProviderError      the model provider failed after its retries -> turn status ``error``
     ├── ToolError          a tool could not do what was asked -> a tool result, status ``error``
-    ├── RequestError       a command's argument is wrong -> a JSON-RPC error, nothing changed
-    │   ├── UnknownSession
-    │   └── SessionBusy    a turn is already running on that session
-    ├── ServerFailed       (lsp/terminal.py) `tether ask` lost its server -> one line, exit 1
-    └── EditRefused        (lsp/edits.py) `tether ask` cannot apply an editor edit to disk
+    ├── Refused            the service will not do what was asked; nothing was changed
+    │   ├── NotFound       an unknown session, call, task or rule
+    │   ├── SessionBusy    a turn is already running on that session
+    │   └── NothingWaiting the session has no calls waiting for a decision
+    └── ClientError        ``tether ask``'s own failures -> one line on stderr, exit 1
+        ├── ServerFailed   the server it started could not start, or stopped
+        └── EditRefused    an editor edit it cannot apply to disk
 
 Tool errors never leave the dispatcher: the model reads them and the turn goes on.
-Request errors become JSON-RPC errors at exactly one place, ``lsp/errors.py``.
+``Refused`` becomes a JSON-RPC ``InvalidParams`` error, and any other ``TetherError`` an
+internal error with its own message, at exactly one place: ``lsp/errors.py``.
 """
 
 from pydantic import ValidationError
@@ -40,15 +43,33 @@ class ToolError(TetherError):
     pass
 
 
-class RequestError(TetherError):
+class Refused(TetherError):
     pass
 
 
-class UnknownSession(RequestError):
-    def __init__(self, session: str) -> None:
-        super().__init__(f"unknown session {session!r}")
+class NotFound(Refused):
+    @classmethod
+    def session(cls, session: str) -> "NotFound":
+        return cls(f"unknown session {session!r}")
 
 
-class SessionBusy(RequestError):
+class SessionBusy(Refused):
     def __init__(self, session: str) -> None:
         super().__init__(f"a turn is already running on session {session!r}; wait or cancel it")
+
+
+class NothingWaiting(Refused):
+    def __init__(self, session: str) -> None:
+        super().__init__(f"session {session!r} has no calls waiting for approval")
+
+
+class ClientError(TetherError):
+    pass
+
+
+class ServerFailed(ClientError):
+    """``tether serve`` could not start, or stopped while the terminal needed it."""
+
+
+class EditRefused(ClientError):
+    """A change the terminal cannot apply to disk; the message says which and why."""

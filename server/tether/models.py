@@ -7,17 +7,24 @@ what the provider is handed, and what ``tether.history`` / ``tether.run`` return
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from datetime import UTC, datetime
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, SerializationInfo, model_serializer
 
 ToolStatus = Literal["ok", "error", "denied", "not_executed", "interrupted", "cancelled"]
 TurnStatus = Literal["done", "awaiting_approval", "cancelled", "stopped", "error"]
+# A session's status: a turn's last status, or what it is doing now. "interrupted": a
+# turn's server died while it ran (found on the next load); "idle": never ran a turn.
+SessionStatus = TurnStatus | Literal["idle", "running", "interrupted"]
+PARKED: SessionStatus = "awaiting_approval"
 Role = Literal["user", "assistant", "tool"]
 # A person's decision on a parked call, as recorded: "dismissed" parks it without asking
 # again; "applied" means they applied the change in the editor themselves.
 RecordedDecision = Literal["allow", "deny", "dismissed", "applied"]
+# Where a remembered approval holds: this session, or every session of the workspace.
+Scope = Literal["session", "workspace"]
 
 
 def now() -> datetime:
@@ -142,10 +149,17 @@ class TurnResult(Frozen):
     error: str | None = None
 
 
+class RecordedChoice(Frozen):
+    """What a person decided on one call of a parked reply, before it resumed."""
+
+    decision: RecordedDecision
+    reason: str | None = None
+
+
 class SessionInfo(Frozen):
     id: str
     title: str
-    status: str
+    status: SessionStatus
     updated: str
     workspace: str = ""
     owner: int | None = None
@@ -164,32 +178,68 @@ class Task(Frozen):
     last_session: str | None
 
 
+class WireCall(Frozen):
+    id: str
+    name: str
+    arguments: dict[str, Any] | str
+
+
+class HistoryUser(Frozen):
+    role: Literal["user"] = "user"
+    content: str
+
+
+class HistoryAssistant(Frozen):
+    role: Literal["assistant"] = "assistant"
+    content: str
+    tool_calls: list[WireCall] | None = None
+
+
+class HistoryTool(Frozen):
+    """A call's answer. Its times are always present: null where the call never started."""
+
+    role: Literal["tool"] = "tool"
+    content: str
+    call_id: str
+    tool: str
+    status: ToolStatus
+    started_at: str | None
+    ended_at: str | None
+
+    @model_serializer(mode="wrap")
+    def _keep_null_times(
+        self, dump: Callable[[HistoryTool], dict[str, Any]], info: SerializationInfo
+    ) -> dict[str, Any]:
+        # Responses drop nulls (optional fields are left out); these nulls say something.
+        return {**dump(self), "started_at": self.started_at, "ended_at": self.ended_at}
+
+
+HistoryMessage = Annotated[
+    HistoryUser | HistoryAssistant | HistoryTool, Field(discriminator="role")
+]
+
+
 class History(Frozen):
-    messages: list[dict[str, Any]] = Field(default_factory=list)
+    messages: list[HistoryMessage] = Field(default_factory=list)
     pending: list[PendingCall] = Field(default_factory=list)
     stats: Stats = Stats()
     compactions: list[Compaction] = Field(default_factory=list)
 
 
-def message_to_wire(message: Message) -> dict[str, Any]:
+def message_to_wire(message: Message) -> HistoryMessage:
     """A message as the contract shows it in ``tether.history``."""
     match message:
         case UserMessage(content=content):
-            return {"role": "user", "content": content}
+            return HistoryUser(content=content)
         case AssistantMessage(content=content, tool_calls=calls):
-            wire: dict[str, Any] = {"role": "assistant", "content": content}
-            if calls:
-                wire["tool_calls"] = [
-                    {"id": c.id, "name": c.name, "arguments": c.parsed_arguments()} for c in calls
-                ]
-            return wire
+            wired = [WireCall(id=c.id, name=c.name, arguments=c.parsed_arguments()) for c in calls]
+            return HistoryAssistant(content=content, tool_calls=wired or None)
         case ToolMessage(result=r):
-            return {
-                "role": "tool",
-                "content": r.content,
-                "call_id": r.call_id,
-                "tool": r.tool,
-                "status": r.status,
-                "started_at": iso(r.started_at),
-                "ended_at": iso(r.ended_at),
-            }
+            return HistoryTool(
+                content=r.content,
+                call_id=r.call_id,
+                tool=r.tool,
+                status=r.status,
+                started_at=iso(r.started_at),
+                ended_at=iso(r.ended_at),
+            )

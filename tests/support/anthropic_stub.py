@@ -11,7 +11,8 @@ per event over chunked HTTP/1.1: ``message_start``, then per content block
 ``content_block_start`` / ``content_block_delta`` (``text_delta``,
 ``input_json_delta``) / ``content_block_stop``, a ``ping`` after the first block
 opens, ``message_delta`` (stop_reason, usage), ``message_stop``. Tool ids are
-``toolu_<n>``. ``stub.url`` has no ``/v1``: the API's own base URL has none.
+``toolu_<n>``. The same faults as ``provider_stub``. ``stub.url`` has no ``/v1``: the
+API's own base URL has none.
 """
 
 from __future__ import annotations
@@ -22,7 +23,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from tests.support import scripting
-from tests.support.loopback import NO_REPLY_LEFT, Exchange, LoopbackStub, Scripted
+from tests.support.loopback import NO_REPLY_LEFT, Exchange, LoopbackStub, Scripted, hang_up
 from tests.support.scripting import EDIT_CALL, raw_calls, thirds
 
 __all__ = [
@@ -35,6 +36,7 @@ __all__ = [
     "error_event",
     "garbage",
     "hang",
+    "hang_up",
     "stall",
     "text",
     "tool_calls",

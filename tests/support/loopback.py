@@ -5,11 +5,17 @@ A stub (``provider_stub.ProviderStub``, ``anthropic_stub.AnthropicStub``) names 
 route and speaks its wire format; this module serves it in a daemon thread, so a
 client in this process or another talks to it over a socket. The fault modes work
 on whatever a stub streams: hang up after ``n`` events, go quiet before one, or send
-bytes that are not the wire format at all (``scripting.py``).
+bytes that are not the wire format at all (``scripting.py``); ``hang_up()`` answers
+nothing at all.
+
+A test that must know a request has arrived (before it stops the stub, say) waits
+for it with ``stub.wait_for_requests(n)``, or ``await stub.wait_for_requests_async(n)``
+from async code, rather than sleeping.
 """
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import itertools
 import json
@@ -31,6 +37,16 @@ class Scripted:
 
 class HangUp(Exception):
     """Raised inside ``serve`` to drop the connection there, mid-answer."""
+
+
+class _HangUpAtOnce(Scripted):
+    def serve(self, exchange: Exchange) -> None:
+        raise HangUp
+
+
+def hang_up() -> Scripted:
+    """Read the request, then close the connection without a word: a provider restarting."""
+    return _HangUpAtOnce()
 
 
 class Headers(dict[str, str]):
@@ -57,7 +73,8 @@ class LoopbackStub:
         self.requests: list[dict[str, Any]] = []
         self.headers: list[dict[str, str]] = []
         self._queue: deque[Scripted] = deque()
-        self._lock = threading.Lock()
+        # Guards the queue and the records; notified at each request and at stop.
+        self._lock = threading.Condition()
         self._ids = itertools.count(1)
         self.stopping = threading.Event()
         self._server: _Server | None = None
@@ -87,15 +104,19 @@ class LoopbackStub:
         return self
 
     def stop(self) -> None:
-        if self._server is None:
-            return
-        self.stopping.set()
-        self._server.shutdown()
-        self._server.drop_connections()
-        self._server.server_close()
-        if self._thread is not None:
-            self._thread.join(timeout=1)
-        self._server = self._thread = None
+        """Stop serving and drop open connections; a second stop, from any thread, does nothing."""
+        with self._lock:
+            server, thread = self._server, self._thread
+            if server is None:
+                return
+            self._server = self._thread = None
+            self.stopping.set()
+            self._lock.notify_all()
+        server.shutdown()
+        server.drop_connections()
+        server.server_close()
+        if thread is not None:
+            thread.join(timeout=1)
 
     def __enter__(self) -> Self:
         return self.start()
@@ -114,10 +135,31 @@ class LoopbackStub:
         with self._lock:
             return len(self._queue)
 
+    def wait_for_requests(self, n: int, timeout: float = 5.0) -> list[dict[str, Any]]:
+        """Block until the stub has received ``n`` requests in all; return their bodies.
+
+        Raises ``AssertionError`` saying how many had arrived if ``timeout`` seconds
+        pass first, or the stub stops first. Safe from any thread.
+        """
+        with self._lock:
+            self._lock.wait_for(lambda: len(self.requests) >= n or self.stopping.is_set(), timeout)
+            if len(self.requests) < n:
+                why = "before it stopped" if self.stopping.is_set() else f"in {timeout:g} s"
+                raise AssertionError(
+                    f"{type(self).__name__} received {len(self.requests)} of the {n} "
+                    f"requests awaited {why}"
+                )
+            return list(self.requests)
+
+    async def wait_for_requests_async(self, n: int, timeout: float = 5.0) -> list[dict[str, Any]]:
+        """``wait_for_requests`` for async tests: waits in a thread, not on the event loop."""
+        return await asyncio.to_thread(self.wait_for_requests, n, timeout)
+
     def take(self, body: dict[str, Any], headers: dict[str, str]) -> Scripted:
         with self._lock:
             self.requests.append(body)
             self.headers.append(headers)
+            self._lock.notify_all()
             return self._queue.popleft() if self._queue else self.error_reply(500, NO_REPLY_LEFT)
 
     def next_call_id(self) -> str:

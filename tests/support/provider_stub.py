@@ -9,10 +9,14 @@ Tests script its replies in order and read back every request body and its heade
         ...
         assert stub.requests[0]["messages"][-1]["content"] == "hi"
 
+``stub.wait_for_requests(n)`` (``await stub.wait_for_requests_async(n)`` in async code)
+blocks until ``n`` requests have arrived, where a test would otherwise sleep.
+
 Streaming answers use the exact wire format: ``data: {chunk}\\n\\n`` per chunk over
 chunked HTTP/1.1, a usage chunk with ``choices: []`` when the request asks for it
 (``stream_options.include_usage``), then ``data: [DONE]``. Faults: ``drop_after``,
-``stall``, ``garbage``, ``cut_off_in_tool_call`` (``tests/support/scripting.py``).
+``stall``, ``garbage``, ``cut_off_in_tool_call`` (``tests/support/scripting.py``),
+``hang_up`` (no answer at all) and ``error_event`` (an error chunk mid-stream).
 """
 
 from __future__ import annotations
@@ -24,7 +28,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from tests.support import scripting
-from tests.support.loopback import NO_REPLY_LEFT, Exchange, LoopbackStub, Scripted
+from tests.support.loopback import NO_REPLY_LEFT, Exchange, LoopbackStub, Scripted, hang_up
 from tests.support.scripting import EDIT_CALL, raw_calls, thirds
 
 __all__ = [
@@ -34,8 +38,10 @@ __all__ = [
     "cut_off_in_tool_call",
     "drop_after",
     "error",
+    "error_event",
     "garbage",
     "hang",
+    "hang_up",
     "stall",
     "text",
     "tool_calls",
@@ -50,6 +56,7 @@ class _Completion(Scripted):
     delay_s: float = 0.0
     hang_s: float = 0.0
     cut_off: bool = False
+    error: tuple[str, str] | None = None  # (type, message) of an error chunk after the role
 
     def serve(self, exchange: Exchange) -> None:
         assert isinstance(exchange, _Exchange)
@@ -73,6 +80,12 @@ class _Completion(Scripted):
 
         exchange.start_stream()
         exchange.send_delta({"role": "assistant", "content": ""})
+        if self.error is not None:
+            kind, said = self.error
+            error = {"message": said, "type": kind, "param": None, "code": None}
+            exchange.send_event(_compact({"error": error}))
+            exchange.end_stream()
+            return
         pieces: list[dict[str, Any]] = [
             {"content": self.content[at : at + self.chunk_size]}
             for at in range(0, len(self.content), max(1, self.chunk_size))
@@ -145,6 +158,11 @@ def error(
 ) -> Scripted:
     """An OpenAI-style error body, with a ``Retry-After`` header when ``retry_after`` is given."""
     return _Error(status, message, retry_after)
+
+
+def error_event(kind: str = "server_error", message: str = "stub error") -> Scripted:
+    """A 200 stream that fails after the role chunk with an ``{"error": ...}`` chunk."""
+    return _Completion(error=(kind, message))
 
 
 def hang(seconds: float) -> Scripted:

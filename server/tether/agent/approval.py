@@ -8,14 +8,17 @@ dismissed dialog, which parks the call until someone decides), then a remembered
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable, Mapping
+import logging
+from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Literal, Protocol
 
-from tether.models import Frozen, PendingCall, RecordedDecision
+from tether.errors import TetherError
+from tether.models import Frozen, PendingCall, RecordedChoice, Scope
 from tether.store import Store
-from tether.tools.base import Memory
+from tether.tools.base import RuleKey
 
+log = logging.getLogger(__name__)
 Answer = Literal["allow", "always", "deny"]
 
 
@@ -67,9 +70,6 @@ class Nobody:
         return False
 
 
-Recorded = Mapping[str, tuple[RecordedDecision | None, str | None]]  # call id -> (decision, reason)
-
-
 class Gate:
     def __init__(self, store: Store, person: Person, workspace: Path) -> None:
         self.store = store
@@ -78,39 +78,47 @@ class Gate:
 
     async def decide(
         self,
-        session: str,
-        seq: int,
+        at: tuple[str, int, int],
         call: PendingCall,
         preview: Callable[[], Awaitable[str]],
-        memory: Memory | None,
-        recorded: Recorded,
+        rule_key: RuleKey | None,
+        recorded: RecordedChoice | None,
     ) -> Decision | None:
-        decision, reason = recorded.get(call.call_id, (None, None))
-        if decision == "applied":
-            return Applied()
-        if decision == "allow":
-            return Allow()
-        if decision == "deny":
-            return Deny(reason=reason or Deny().reason)
-        if memory is not None and (
-            rule := self.store.rules.match(session, self.workspace, call.tool, memory.key)
+        """The decision on the call at ``at`` (session, reply seq, call index): recorded,
+        by a rule, or the person's answer; None parks it."""
+        session, seq, idx = at
+        match recorded:
+            case RecordedChoice(decision="applied"):
+                return Applied()
+            case RecordedChoice(decision="allow"):
+                return Allow()
+            case RecordedChoice(decision="deny", reason=reason):
+                return Deny(reason=reason or Deny().reason)
+        if rule_key is not None and (
+            rule := self.store.rules.match(session, self.workspace, call.tool, rule_key.key)
         ):
             return Allow(by=f"rule: {rule.words} ({rule.scope})")
-        if decision == "dismissed" or not self.person.can_ask():
-            return None
+        if recorded is not None or not self.person.can_ask():
+            return None  # dismissed before: it waits for a decision, and is not asked again
         answer = await self.person.ask(session, call, await preview())
         if answer is None:
-            # Dismissed: parked until someone decides, and not asked again.
-            self.store.decide(session, seq, call.call_id, "dismissed", None)
+            dismissed = RecordedChoice(decision="dismissed")
+            self.store.transcript.record_choice(session, seq, idx, dismissed)
             return None
         if answer == "deny":
             return Deny()
-        if answer == "always" and memory is not None:
-            self.remember("workspace", session, call.tool, memory)
+        if answer == "always" and rule_key is not None:
+            self.remember("workspace", session, call.tool, rule_key)
         return Allow()
 
-    def remember(
-        self, scope: Literal["session", "workspace"], session: str, tool: str, memory: Memory
-    ) -> str:
+    async def extend_budget(self, session: str, budget: int, over: int) -> bool:
+        """Whether the person lets a reply that goes ``over`` the turn's budget run whole."""
+        try:
+            return await self.person.extend_budget(session, budget, over)
+        except TetherError as exc:
+            log.warning("the budget question failed: %s", exc)
+            return False
+
+    def remember(self, scope: Scope, session: str, tool: str, rule_key: RuleKey) -> str:
         scope_id = session if scope == "session" else self.workspace
-        return self.store.rules.add(scope, scope_id, tool, memory.key, memory.words).words
+        return self.store.rules.add(scope, scope_id, tool, rule_key.key, rule_key.words).words

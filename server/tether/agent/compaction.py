@@ -37,14 +37,14 @@ class Compactor:
         """What the model is sent: the latest summary, then everything after its cut."""
         latest = self.store.compactions.latest(session)
         if latest is None:
-            return self.store.load(session)
+            return self.store.transcript.load(session)
         summary = UserMessage(content=f"{SUMMARY_HEAD}\n\n{latest.summary}")
-        return [summary, *self.store.load(session, since=latest.upto_seq)]
+        return [summary, *self.store.transcript.load(session, since=latest.upto_seq)]
 
     def estimate(self, session: str, context: list[Message]) -> int:
         """Tokens in the context: the provider's own count when it is newer than any
         compaction, else about four characters a token."""
-        usage = self.store.last_usage(session)
+        usage = self.store.transcript.last_usage(session)
         latest = self.store.compactions.latest(session)
         if usage is not None and (latest is None or usage[0] > latest.at_seq):
             return usage[1]
@@ -57,21 +57,23 @@ class Compactor:
             < self.settings.context_tokens * self.settings.compact_at
         ):
             return False
-        rounds = self.store.seqs(session, "assistant")
+        rounds = self.store.transcript.seqs(session, "assistant")
         if len(rounds) <= self.settings.keep_rounds:
             return False
         cut = rounds[-self.settings.keep_rounds]
         # Keep the prompt that asked for the first kept round with it.
-        users = [seq for seq in self.store.seqs(session, "user") if seq < cut]
+        users = [seq for seq in self.store.transcript.seqs(session, "user") if seq < cut]
         cut = users[-1] if users and users[-1] == cut - 1 else cut
         latest = self.store.compactions.latest(session)
         if latest is not None and cut <= latest.upto_seq:
             return False
-        older = self.store.load(session, since=latest.upto_seq if latest else 0, until=cut)
+        older = self.store.transcript.load(
+            session, since=latest.upto_seq if latest else 0, until=cut
+        )
         if latest is not None:
             older.insert(0, UserMessage(content=latest.summary))
         summary = await self.summarise(older)
-        at_seq = max(rounds[-1], *self.store.seqs(session, "user"))
+        at_seq = max(rounds[-1], *self.store.transcript.seqs(session, "user"))
         self.store.compactions.add(session, upto_seq=cut, at_seq=at_seq, summary=summary)
         log.info("compacted session %s before message %d", session, cut)
         return True

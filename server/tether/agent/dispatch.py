@@ -1,312 +1,215 @@
 """Resolving one reply's tool calls as a unit (see shared/spec/dispatch.md).
 
-Every call gets exactly one answer. Answers are committed as calls finish (so a
-crash loses nothing that finished) and read back in call order, which is the
-order the model is sent them. The reply is split into segments: a run of
-read-only calls (concurrent when it has two or more and no duplicates), or one
-approval-requiring call.
+``plan`` decides, purely, which calls run and how (``agent/plan.py``); this module
+carries the plan out. Every call gets exactly one answer (``Answers``), committed as
+it is known and read back in call order. The outcome tells the loop what follows:
+``Continue`` with the turn's counts, ``Parked`` on calls that wait for the person,
+or ``Stopped`` by the budget or the repeat guard. Cancellation is not an outcome: it
+propagates, and one ``finally`` answers every call still open.
 """
 
 from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Sequence
-from itertools import groupby
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any
 
-from tether.agent.approval import Allow, Applied, Gate, Recorded
-from tether.agent.calls import Call, TurnState, prepare
-from tether.agent.events import (
-    ApprovalState,
-    ApprovalUpdate,
-    ToolCallUpdate,
-    ToolResultUpdate,
-    Updates,
-)
-from tether.config import Settings
-from tether.errors import TetherError, ToolError
-from tether.models import PendingCall, ToolCall, ToolResult, ToolStatus, iso, now
-from tether.store import Store
-from tether.store.sessions import Parked
-from tether.tools.base import EditsFiles, FileEdit, Gated, Memory, Tool, ToolContext
+from tether.agent.answers import Answers
+from tether.agent.approval import Allow, Applied, Decision, Deny
+from tether.agent.env import TurnEnv
+from tether.agent.events import ApprovalState, ApprovalUpdate, ToolCallUpdate
+from tether.agent.plan import Ask, Counts, Kind, Plan, Reads, Segment, Step, budget_spent, plan
+from tether.agent.prepare import Call, Invalid, Prepared, prepare, summary
+from tether.errors import ToolError
+from tether.models import PendingCall, ToolStatus
+from tether.store import Store, StoredReply
+from tether.tools.base import Gated, Tool
 
 log = logging.getLogger(__name__)
-UPDATE_PREVIEW_CHARS = 4000
+CANCELLED = "the turn was cancelled"
+
+
+@dataclass(frozen=True)
+class Continue:
+    counts: Counts
+
+
+@dataclass(frozen=True)
+class Parked:
+    pending: list[PendingCall]
+    waiting: frozenset[int]  # every call of the reply left open until it resumes
+
+
+@dataclass(frozen=True)
+class Stopped:
+    reason: str
+
+
+Outcome = Continue | Parked | Stopped
 
 
 class Dispatcher:
+    """One per server: its semaphore bounds the read-only calls running at once across
+    every turn (``tools.max_concurrency``)."""
+
     def __init__(
-        self,
-        tools: Sequence[Tool],
-        ctx: ToolContext,
-        store: Store,
-        gate: Gate,
-        settings: Settings,
+        self, tools: Sequence[Tool[Any]], store: Store, concurrency: Callable[[], int]
     ) -> None:
         self.tools = {tool.name: tool for tool in tools}
-        self.ctx = ctx
         self.store = store
-        self.gate = gate
-        self.limit = asyncio.Semaphore(settings.tools.max_concurrency)
-        self.budget_step = settings.turn.tool_budget
+        self.concurrency = concurrency  # read at each call: a new setting applies at once
+        self._size = 0
+        self._semaphore = asyncio.Semaphore()
 
-    async def dispatch(
-        self,
-        session: str,
-        seq: int,
-        calls: Sequence[ToolCall],
-        turn: TurnState,
-        updates: Updates,
-        parked: Parked | None = None,
-    ) -> None:
-        """Answer every call of the reply stored at ``seq``; may stop or park the turn.
+    def _limit(self) -> asyncio.Semaphore:
+        if (size := self.concurrency()) != self._size:
+            # Calls running under the old limit finish under it.
+            self._size, self._semaphore = size, asyncio.Semaphore(size)
+        return self._semaphore
 
-        ``parked``: the same reply, parked earlier (maybe by another process), now resumed
-        at its park point with the decisions recorded since.
-        """
-        run = _Run(self, session, seq, updates, parked)
-        prepared = [prepare(self.tools, self.ctx, idx, call) for idx, call in enumerate(calls)]
-        for c in prepared:
-            if c.idx in run.answered:
-                continue
-            updates.send(
-                ToolCallUpdate(
-                    session=session,
-                    call_id=c.call.id,
-                    tool=c.call.name,
-                    arguments=c.call.parsed_arguments(),
-                    summary=c.pending(self.ctx).summary,
-                )
-            )
+    def prepare(self, reply: StoredReply, env: TurnEnv) -> list[Call]:
+        return [prepare(self.tools, env.ctx, idx, call) for idx, call in enumerate(reply.calls)]
+
+    async def dispatch(self, env: TurnEnv, reply: StoredReply, counts: Counts) -> Outcome:
+        """Answer every call of ``reply``, or leave the ones that wait parked."""
+        calls = self.prepare(reply, env)
+        answers = Answers(self.store, reply, env.updates)
+        for c in calls:
+            if answers.is_open(c.idx):
+                env.updates.send(_call_update(env, c))
+        why, waiting = CANCELLED, frozenset[int]()
         try:
-            await run.resolve(prepared, turn)
-        except asyncio.CancelledError:
-            for c in prepared:
-                if c.idx not in run.answered:
-                    status: ToolStatus = "interrupted" if c.started_at else "not_executed"
-                    run.answer(c, status, f"{status}: the turn was cancelled by the person.")
+            # Asked once per reply, before anything runs; the answer only adds room.
+            over = counts.over(len(calls))
+            if over and await env.gate.extend_budget(env.session, counts.budget, over):
+                counts = counts.extended(max(env.settings.tool_budget, over))
+            steps = [Step(c.key, _kind(c)) for c in calls]
+            planned = plan(steps, counts, env.settings.repeat_limit)
+            outcome = await self._carry_out(env, reply, calls, planned, answers)
+            why = planned.stop or "it was not reached"
+            if isinstance(outcome, Parked):
+                waiting = outcome.waiting
+            return outcome
+        except Exception:
+            why = "tether failed while answering this reply"
             raise
+        finally:
+            answers.close(why, keep=waiting)
 
-    def waiting(self, parked: Parked) -> list[tuple[PendingCall, Memory | None]]:
-        """The parked reply's approval-requiring calls that have no answer yet."""
-        waiting: list[tuple[PendingCall, Memory | None]] = []
-        for idx, call in enumerate(parked.calls):
-            c = prepare(self.tools, self.ctx, idx, call)
-            if idx in parked.answered or c.invalid is not None or c.read_only:
-                continue
-            memory = c.tool.remember(c.params, self.ctx) if isinstance(c.tool, Gated) else None
-            waiting.append((c.pending(self.ctx), memory))
-        return waiting
-
-    async def planned_edit(self, parked: Parked, call_id: str) -> FileEdit | None:
-        """The file edit a pending call would make, for the editor to preview."""
-        for idx, call in enumerate(parked.calls):
-            c = prepare(self.tools, self.ctx, idx, call)
-            if call.id == call_id and c.invalid is None and isinstance(c.tool, EditsFiles):
-                try:
-                    return await c.tool.plan(c.params, self.ctx)
-                except ToolError:
-                    return None
-        return None
-
-
-class _Run:
-    """One reply's dispatch: which calls are answered, and how."""
-
-    def __init__(
-        self,
-        dispatcher: Dispatcher,
-        session: str,
-        seq: int,
-        updates: Updates,
-        parked: Parked | None,
-    ) -> None:
-        self.d = dispatcher
-        self.session = session
-        self.seq = seq
-        self.updates = updates
-        self.resumed = parked is not None
-        self.answered: set[int] = set(parked.answered if parked else ())
-        self.recorded: Recorded = parked.decisions if parked else {}
-        self.cancel_after = False
-        self.parked = False
-
-    async def resolve(self, prepared: list[Call], turn: TurnState) -> None:
-        valid: list[Call] = []
-        stop_at: int | None = None
-        if not self.resumed:
-            await self.checkpoint(len(prepared), turn)
-        spent = f"the tool budget of {turn.budget} calls for this turn is spent"
-        for c in prepared:
-            # Budget and guard are settled in call order before anything starts.
-            turn.used += 1
-            if turn.used > turn.budget:
-                self.answer(c, "not_executed", f"not executed: {spent}.")
-                continue
-            turn.seen[c.key] += 1
-            if stop_at is None and turn.seen[c.key] >= turn.repeat_limit:
-                stop_at = c.idx
-            if c.invalid is not None:
-                self.answer(c, "error", c.invalid)
-            else:
-                valid.append(c)
-        for read_only, group in groupby(valid, key=lambda c: c.read_only):
-            run = list(group)
-            segments = [run] if read_only else [[c] for c in run]
-            for segment in segments:
-                # A cancel during the budget question spares only the reads that fit.
-                if turn.stop_reason or self.parked or (self.cancel_after and not read_only):
-                    break
-                if stop_at is not None and segment[0].idx >= stop_at:
-                    turn.stop_reason = _repeat_reason(turn)
-                    break
-                if read_only:
-                    await self.reads(segment, stop_at)
+    async def _carry_out(
+        self, env: TurnEnv, reply: StoredReply, calls: list[Call], planned: Plan, answers: Answers
+    ) -> Outcome:
+        valid = {c.idx: c for c in calls if isinstance(c, Prepared)}
+        invalid = {c.idx: c for c in calls if isinstance(c, Invalid)}
+        for idx in planned.invalid:
+            answers.answer(idx, "error", invalid[idx].reason)
+        for idx in planned.over_budget:
+            answers.answer(idx, "not_executed", f"not executed: {budget_spent(planned.counts)}.")
+        for at, segment in enumerate(planned.segments):
+            if isinstance(segment, Reads):
+                todo = [valid[i] for i in segment.calls if answers.is_open(i)]
+                if segment.together:
+                    await asyncio.gather(*(self._execute(env, c, answers) for c in todo))
                 else:
-                    await self.approval(segment[0], turn)
-                if stop_at is not None and segment[-1].idx >= stop_at:
-                    turn.stop_reason = _repeat_reason(turn)
-        if self.cancel_after:
-            raise asyncio.CancelledError
-        if self.parked:
-            # Parked calls stay unanswered: they are pending, not lost.
-            ctx = self.d.ctx
-            turn.pending = [
-                c.pending(ctx) for c in valid if not c.read_only and c.idx not in self.answered
-            ]
-            return
-        if turn.used > turn.budget:
-            turn.stop_reason = turn.stop_reason or spent
-        for c in valid:
-            if c.idx not in self.answered:
-                self.answer(c, "not_executed", f"not executed: {turn.stop_reason}.")
+                    for c in todo:
+                        await self._execute(env, c, answers)
+            elif answers.is_open(segment.call) and not await self._decide(
+                env, reply, valid[segment.call], answers
+            ):
+                return _parked(env, planned.segments[at:], valid, answers)
+        return Stopped(planned.stop) if planned.stop else Continue(planned.counts)
 
-    async def checkpoint(self, calls: int, turn: TurnState) -> None:
-        """Ask once per reply, before anything starts, whether a crossed budget may grow.
-
-        The answer only adds room: the calls that fit run whatever it is, even if the
-        question is dismissed or fails.
-        """
-        over = turn.used + calls - turn.budget
-        if over <= 0:
-            return
-        try:
-            extend = await self.d.gate.person.extend_budget(self.session, turn.budget, over)
-        except TetherError as exc:
-            log.warning("the budget checkpoint failed: %s", exc)
-            extend = False
-        except asyncio.CancelledError:
-            # The calls that fit were already granted: they run, then the cancel lands.
-            self.cancel_after = True
-            extend = False
-        if extend:
-            turn.budget += max(self.d.budget_step, over)
-
-    async def reads(self, segment: list[Call], stop_at: int | None) -> None:
-        segment = [c for c in segment if c.idx not in self.answered]
-        concurrent = len(segment) > 1 and len({c.key for c in segment}) == len(segment)
-        if concurrent:
-            await asyncio.gather(*(self.execute(c) for c in segment))
-            return
-        for c in segment:
-            if stop_at is not None and c.idx >= stop_at:
-                return
-            await self.execute(c)
-
-    async def approval(self, c: Call, turn: TurnState) -> None:
-        if c.idx in self.answered:
-            return
-        assert c.tool is not None
-        ctx = self.d.ctx
-        pending = c.pending(ctx)
+    async def _decide(
+        self, env: TurnEnv, reply: StoredReply, c: Prepared[Any], answers: Answers
+    ) -> bool:
+        """Ask about an approval-requiring call and act on the answer; False: it parks."""
+        pending = c.pending(env.ctx)
         tool, params = c.tool, c.params
-        memory = tool.remember(params, ctx) if isinstance(tool, Gated) else None
+        rule_key = tool.rule_key(params, env.ctx) if isinstance(tool, Gated) else None
 
         async def preview() -> str:
             # Only when the person is asked: a recorded decision needs none (and a patch
             # the person already applied in the editor could no longer be planned).
             if isinstance(tool, Gated):
-                return await tool.preview(params, ctx)
+                return await tool.preview(params, env.ctx)
             return f"{pending.summary} (outside the workspace)"
 
-        self.approval_update(c, pending, "pending")
+        _approval(env, c, pending, "pending")
+        at = (reply.session, reply.seq, c.idx)
         try:
-            decision = await self.d.gate.decide(
-                self.session, self.seq, pending, preview, memory, self.recorded
+            decision: Decision | None = await env.gate.decide(
+                at, pending, preview, rule_key, reply.choices.get(c.idx)
             )
         except ToolError as exc:
-            self.answer(c, "error", str(exc))  # nothing to ask about: it cannot run as given
-            return
-        if decision is None:
-            self.parked = True
-        elif isinstance(decision, Allow):
-            self.approval_update(c, pending, "allowed")
-            await self.execute(c, decided_by=decision.by)
-        elif isinstance(decision, Applied):
-            self.approval_update(c, pending, "allowed")
-            done = f"the person applied this change in the editor themselves: {pending.summary}"
-            self.answer(c, "ok", done, decided_by=decision.by)
-        else:
-            self.approval_update(c, pending, "denied")
-            self.answer(c, "denied", f"denied: {decision.reason}", decided_by=decision.by)
+            answers.answer(c.idx, "error", str(exc))  # nothing to ask about: it cannot run
+            return True
+        match decision:
+            case None:
+                return False
+            case Allow(by=by):
+                _approval(env, c, pending, "allowed")
+                await self._execute(env, c, answers, decided_by=by)
+            case Applied(by=by):
+                _approval(env, c, pending, "allowed")
+                done = f"the person applied this change in the editor themselves: {pending.summary}"
+                answers.answer(c.idx, "ok", done, decided_by=by)
+            case Deny(reason=reason, by=by):
+                _approval(env, c, pending, "denied")
+                answers.answer(c.idx, "denied", f"denied: {reason}", decided_by=by)
+        return True
 
-    def approval_update(self, c: Call, pending: PendingCall, decision: ApprovalState) -> None:
-        self.updates.send(
-            ApprovalUpdate(
-                session=self.session,
-                call_id=c.call.id,
-                tool=c.call.name,
-                summary=pending.summary,
-                decision=decision,
-            )
-        )
-
-    async def execute(self, c: Call, decided_by: str | None = None) -> None:
-        assert c.tool is not None
-        async with self.d.limit:
-            c.started_at = started = now()
-            self.d.store.mark_started(self.session, self.seq, c.idx, started)
+    async def _execute(
+        self, env: TurnEnv, c: Prepared[Any], answers: Answers, decided_by: str | None = None
+    ) -> None:
+        async with self._limit():
+            answers.start(c.idx)
             status: ToolStatus = "ok"
             try:
-                content = await c.tool.run(c.params, self.d.ctx)
+                content = await c.tool.run(c.params, env.ctx)
             except ToolError as exc:
-                status, content = "error", str(exc)
-            except asyncio.CancelledError:
-                self.answer(c, "interrupted", "interrupted: the turn was cancelled while it ran.")
-                raise
+                content, status = str(exc), "error"
             except Exception as exc:  # a bug in one tool must not end the turn or its siblings
                 log.exception("tool %s failed", c.call.name)
-                status, content = "error", f"{c.call.name} failed unexpectedly: {exc!r}"
-            self.answer(c, status, content, decided_by=decided_by)
+                content, status = f"{c.call.name} failed unexpectedly: {exc!r}", "error"
+            answers.answer(c.idx, status, content, decided_by=decided_by)
 
-    def answer(
-        self, c: Call, status: ToolStatus, content: str, decided_by: str | None = None
-    ) -> None:
-        if c.idx in self.answered:
-            return
-        result = ToolResult(
+
+def _kind(c: Call) -> Kind:
+    if isinstance(c, Invalid):
+        return "invalid"
+    return "read" if c.read_only else "gated"
+
+
+def _parked(
+    env: TurnEnv, rest: Sequence[Segment], valid: dict[int, Prepared[Any]], answers: Answers
+) -> Parked:
+    """From the park point on, every open call waits: the approval-requiring ones for a
+    decision, the reads among them for the resume that runs them."""
+    waiting = [i for s in rest for i in (s.calls if isinstance(s, Reads) else (s.call,))]
+    waiting = [i for i in waiting if answers.is_open(i)]
+    asks = [s.call for s in rest if isinstance(s, Ask) and answers.is_open(s.call)]
+    return Parked(pending=[valid[i].pending(env.ctx) for i in asks], waiting=frozenset(waiting))
+
+
+def _call_update(env: TurnEnv, c: Call) -> ToolCallUpdate:
+    return ToolCallUpdate(
+        session=env.session,
+        call_id=c.call.id,
+        tool=c.call.name,
+        arguments=c.call.parsed_arguments(),
+        summary=summary(c, env.ctx),
+    )
+
+
+def _approval(env: TurnEnv, c: Prepared[Any], pending: PendingCall, state: ApprovalState) -> None:
+    env.updates.send(
+        ApprovalUpdate(
+            session=env.session,
             call_id=c.call.id,
             tool=c.call.name,
-            status=status,
-            content=content,
-            started_at=c.started_at,
-            ended_at=now() if c.started_at else None,
-            decided_by=decided_by,
+            summary=pending.summary,
+            decision=state,
         )
-        self.d.store.record_result(self.session, self.seq, c.idx, result)
-        self.answered.add(c.idx)
-        self.updates.send(
-            ToolResultUpdate(
-                session=self.session,
-                call_id=c.call.id,
-                tool=c.call.name,
-                status=status,
-                content=content[:UPDATE_PREVIEW_CHARS],
-                started_at=iso(result.started_at),
-                ended_at=iso(result.ended_at),
-            )
-        )
-
-
-def _repeat_reason(turn: TurnState) -> str:
-    return f"the same call was made {turn.repeat_limit} times in this turn (repeat guard)"
+    )

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any, Literal, Protocol
 
-from tether.models import Frozen, ToolStatus
+from tether.models import Frozen, SessionStatus, ToolStatus
 
 
 class TextUpdate(Frozen):
@@ -48,7 +48,7 @@ class ApprovalUpdate(Frozen):
 class StatusUpdate(Frozen):
     kind: Literal["status"] = "status"
     session: str
-    status: str
+    status: SessionStatus
     detail: str | None = None
 
 

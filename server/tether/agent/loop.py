@@ -4,21 +4,23 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from tether.agent.calls import TurnState
 from tether.agent.compaction import Compactor
-from tether.agent.dispatch import Dispatcher
-from tether.agent.events import TextUpdate, Updates
-from tether.config import TurnSettings
+from tether.agent.dispatch import Continue, Dispatcher, Outcome, Parked, Stopped
+from tether.agent.env import TurnEnv
+from tether.agent.events import TextUpdate
+from tether.agent.plan import Counts
+from tether.agent.prepare import call_key
 from tether.errors import ProviderError
 from tether.models import Reply, ToolCall, TurnResult, UserMessage
 from tether.providers.base import ChatRequest, Provider, TextDelta, ToolSpec
-from tether.store import Store
-from tether.store.sessions import Parked
+from tether.store import Store, StoredReply
 
 BATCH_NUDGE = UserMessage(content="batch call")
 
 
 class Agent:
+    """One turn of one session: built per turn, with the settings it started with."""
+
     def __init__(
         self,
         provider: Provider,
@@ -27,7 +29,7 @@ class Agent:
         compactor: Compactor,
         system: str,
         tools: Sequence[ToolSpec],
-        settings: TurnSettings,
+        env: TurnEnv,
     ) -> None:
         self.provider = provider
         self.store = store
@@ -35,51 +37,51 @@ class Agent:
         self.compactor = compactor
         self.system = system
         self.tools = tuple(tools)
-        self.settings = settings
+        self.env = env
 
-    def new_turn(self) -> TurnState:
-        return TurnState(budget=self.settings.tool_budget, repeat_limit=self.settings.repeat_limit)
+    async def run_turn(self, prompt: str) -> TurnResult:
+        self.store.transcript.append_user(self.env.session, prompt)
+        return await self.loop(Continue(Counts(budget=self.env.settings.tool_budget)))
 
-    async def run_turn(self, session: str, prompt: str, updates: Updates) -> TurnResult:
-        self.store.append_user(session, prompt)
-        return await self.loop(session, self.new_turn(), updates)
-
-    async def resume_turn(self, session: str, parked: Parked, updates: Updates) -> TurnResult:
+    async def resume_turn(self, reply: StoredReply) -> TurnResult:
         """Go on from a parked reply, with the decisions recorded since it parked."""
-        turn = self.new_turn().count(self.store.turn_calls(session, before=parked.seq))
-        # The parked reply's calls were granted budget when it was first dispatched.
-        turn.budget = max(turn.budget, turn.used + len(parked.calls))
-        await self.dispatcher.dispatch(session, parked.seq, parked.calls, turn, updates, parked)
-        return await self.loop(session, turn, updates, last=parked.calls)
+        earlier = self.store.transcript.turn_calls(self.env.session, before=reply.seq)
+        budget = self.env.settings.tool_budget
+        counts = Counts.resuming(budget, [call_key(c) for c in earlier], len(reply.calls))
+        outcome = await self.dispatcher.dispatch(self.env, reply, counts)
+        return await self.loop(outcome, last=reply.calls)
 
-    async def loop(
-        self, session: str, turn: TurnState, updates: Updates, last: Sequence[ToolCall] = ()
-    ) -> TurnResult:
+    async def loop(self, outcome: Outcome, last: Sequence[ToolCall] = ()) -> TurnResult:
+        session, limit = self.env.session, self.env.settings.max_requests
+        requests = 0
         while True:
-            if turn.pending:
-                return TurnResult(session=session, status="awaiting_approval", pending=turn.pending)
-            if turn.stop_reason:
-                return TurnResult(session=session, status="stopped", error=turn.stop_reason)
-            turn.requests += 1
-            if turn.requests > self.settings.max_requests:
-                turn.stop_reason = f"the turn reached max_requests ({self.settings.max_requests})"
-                continue
-            # A lone call in the last round: remind the model, in the next request only, to batch.
-            reply = await self.reply(session, len(last) == 1, updates)
-            seq = self.store.append_reply(session, reply)
-            if not reply.tool_calls:
-                return TurnResult(session=session, status="done", answer=reply.text)
-            await self.dispatcher.dispatch(session, seq, reply.tool_calls, turn, updates)
-            last = reply.tool_calls
+            match outcome:
+                case Parked(pending=pending):
+                    return TurnResult(session=session, status="awaiting_approval", pending=pending)
+                case Stopped(reason=reason):
+                    return TurnResult(session=session, status="stopped", error=reason)
+                case Continue() if requests == limit:
+                    outcome = Stopped(f"the turn reached max_requests ({limit})")
+                case Continue(counts=counts):
+                    requests += 1
+                    # A lone call in the last round: remind the model, in the next request
+                    # only, to batch.
+                    reply = await self.reply(nudge=len(last) == 1)
+                    stored = self.store.transcript.append_reply(session, reply)
+                    if not reply.tool_calls:
+                        return TurnResult(session=session, status="done", answer=reply.text)
+                    outcome = await self.dispatcher.dispatch(self.env, stored, counts)
+                    last = reply.tool_calls
 
-    async def reply(self, session: str, nudge: bool, updates: Updates) -> Reply:
+    async def reply(self, nudge: bool) -> Reply:
         """One reply, streamed; the request is rebuilt from the store every round."""
+        session = self.env.session
         await self.compactor.maybe_compact(session)
         messages = (*self.compactor.context(session), *([BATCH_NUDGE] if nudge else []))
         request = ChatRequest(system=self.system, messages=messages, tools=self.tools)
         async for event in self.provider.stream(request):
             if isinstance(event, TextDelta):
-                updates.send(TextUpdate(session=session, text=event.text))
+                self.env.updates.send(TextUpdate(session=session, text=event.text))
             else:
                 return event
         raise ProviderError("the provider's stream ended without a complete reply")

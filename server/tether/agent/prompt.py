@@ -5,6 +5,7 @@ from __future__ import annotations
 import platform
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
 from tether.tools.base import Tool
 
@@ -35,6 +36,6 @@ have what you need, answer the person in words, without tool calls.
 """
 
 
-def system_prompt(workspace: Path, tools: Sequence[Tool]) -> str:
+def system_prompt(workspace: Path, tools: Sequence[Tool[Any]]) -> str:
     listing = "\n".join(f"- `{tool.name}`: {tool.description}" for tool in tools)
     return TEMPLATE.format(workspace=workspace, system=platform.system(), tools=listing)

@@ -1,16 +1,15 @@
-"""The contract's commands: each validates its argument, calls ``Tether``, returns a model."""
+"""The contract's commands: each validates its argument, calls the service, returns a model."""
 
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
-from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from tether.lsp.bridge import LspUpdates
 from tether.lsp.errors import json_rpc_errors
 from tether.lsp.server import TetherServer
-from tether.models import History, Task, TurnResult
+from tether.lsp.updates import LspUpdates
+from tether.models import History, Scope, Task, TurnResult
 
 
 class Argument(BaseModel):
@@ -33,7 +32,7 @@ class NoArgument(Argument):
 class ApproveArgument(Argument):
     session: str
     calls: list[str] | None = None
-    remember: Literal["session", "workspace"] | None = None
+    remember: Scope | None = None
 
 
 class DenyArgument(Argument):
@@ -102,9 +101,9 @@ def register(server: TetherServer) -> None:
     @server.command("tether.run")
     @json_rpc_errors(RunArgument)
     async def run(ls: TetherServer, arg: RunArgument) -> TurnResult:
-        session = ls.tether.open_session(arg.prompt, arg.session)
+        session = ls.service.open(arg.prompt, arg.session)
         return await in_view(
-            ls, session, arg.prompt, lambda updates: ls.tether.run(session, arg.prompt, updates)
+            ls, session, arg.prompt, lambda updates: ls.service.run(session, arg.prompt, updates)
         )
 
     @server.command("tether.approve")
@@ -114,7 +113,7 @@ def register(server: TetherServer) -> None:
             ls,
             arg.session,
             "approved",
-            lambda updates: ls.tether.approve(arg.session, arg.calls, arg.remember, updates),
+            lambda updates: ls.service.approve(arg.session, arg.calls, arg.remember, updates),
         )
 
     @server.command("tether.deny")
@@ -124,7 +123,7 @@ def register(server: TetherServer) -> None:
             ls,
             arg.session,
             "denied",
-            lambda updates: ls.tether.deny(arg.session, arg.calls, arg.reason, updates),
+            lambda updates: ls.service.deny(arg.session, arg.calls, arg.reason, updates),
         )
 
     @server.command("tether.applied")
@@ -132,39 +131,40 @@ def register(server: TetherServer) -> None:
     async def applied(ls: TetherServer, arg: AppliedArgument) -> TurnResult:
         # The person applied a pending patch from its code action: record it, run on.
         return await in_view(
-            ls, arg.session, "patch applied", lambda u: ls.tether.applied(arg.session, arg.call, u)
+            ls, arg.session, "patch applied", lambda u: ls.service.applied(arg.session, arg.call, u)
         )
 
     @server.command("tether.cancel")
     @json_rpc_errors(SessionArgument)
     async def cancel(ls: TetherServer, arg: SessionArgument) -> Cancelled:
-        return Cancelled(cancelled=ls.tether.cancel(arg.session, LspUpdates(ls, arg.session)))
+        return Cancelled(cancelled=ls.service.cancel(arg.session, LspUpdates(ls, arg.session)))
 
     @server.command("tether.sessions")
     @json_rpc_errors(NoArgument)
     async def sessions(ls: TetherServer, arg: NoArgument) -> Sessions:
         listed = [
-            s.model_dump(include={"id", "title", "status", "updated"}) for s in ls.tether.sessions()
+            s.model_dump(include={"id", "title", "status", "updated"})
+            for s in ls.service.sessions()
         ]
         return Sessions(sessions=listed)
 
     @server.command("tether.schedule")
     @json_rpc_errors(ScheduleArgument)
     async def schedule(ls: TetherServer, arg: ScheduleArgument) -> Scheduled:
-        return Scheduled(task=ls.tether.schedule(arg.prompt, arg.every, arg.session).id)
+        return Scheduled(task=ls.service.schedule(arg.prompt, arg.every, arg.session).id)
 
     @server.command("tether.unschedule")
     @json_rpc_errors(TaskArgument)
     async def unschedule(ls: TetherServer, arg: TaskArgument) -> Unscheduled:
-        ls.tether.unschedule(arg.task)
+        ls.service.unschedule(arg.task)
         return Unscheduled(removed=True)
 
     @server.command("tether.tasks")
     @json_rpc_errors(NoArgument)
     async def tasks(ls: TetherServer, arg: NoArgument) -> TaskList:
-        return TaskList(tasks=ls.tether.tasks())
+        return TaskList(tasks=ls.service.tasks())
 
     @server.command("tether.history")
     @json_rpc_errors(SessionArgument)
     async def history(ls: TetherServer, arg: SessionArgument) -> History:
-        return ls.tether.history(arg.session)
+        return ls.service.history(arg.session)

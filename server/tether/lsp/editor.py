@@ -4,14 +4,18 @@ from __future__ import annotations
 
 import logging
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
 
 from lsprotocol import types
 from pygls.exceptions import JsonRpcException
+from pygls.workspace import TextDocument
 
 from tether.errors import ToolError
-from tether.lsp.bridge import LspDocuments
+from tether.lsp.documents import LspDocuments
 from tether.tools.base import FileEdit
+
+if TYPE_CHECKING:
+    from tether.lsp.server import TetherServer
 
 log = logging.getLogger(__name__)
 
@@ -30,11 +34,11 @@ def position(text: str, offset: int, encoding: str) -> types.Position:
 
 
 class LspEditor:
-    def __init__(self, ls: Any, documents: LspDocuments) -> None:
+    def __init__(self, ls: TetherServer, documents: LspDocuments) -> None:
         self.ls = ls
         self.documents = documents
 
-    def open_document(self, path: Path) -> Any | None:
+    def open_document(self, path: Path) -> TextDocument | None:
         return self.documents.document(path)
 
     def workspace_edit(self, edit: FileEdit) -> types.WorkspaceEdit | None:

@@ -10,7 +10,7 @@ from typing import Any, TypeVar
 from pydantic import BaseModel, ValidationError
 from pygls.exceptions import JsonRpcInternalError, JsonRpcInvalidParams
 
-from tether.errors import RequestError, TetherError, problems
+from tether.errors import Refused, TetherError, problems
 
 log = logging.getLogger(__name__)
 A = TypeVar("A", bound=BaseModel)
@@ -20,9 +20,9 @@ Handler = Callable[[Any, A], Awaitable[BaseModel]]
 def json_rpc_errors(argument: type[A]) -> Callable[[Handler[A]], Callable[..., Awaitable[Any]]]:
     """Validate a command's one JSON-object argument into ``argument``; map failures.
 
-    A bad argument or an unknown session is ``InvalidParams`` with a message that
-    says what is wrong; any other tether error is an internal error with its own
-    message; nothing else escapes as a stack trace.
+    A bad argument or a refused request (an unknown session, a busy one) is
+    ``InvalidParams`` with a message that says what is wrong; any other tether error
+    is an internal error with its own message; nothing else escapes as a stack trace.
     """
 
     def wrap(handler: Handler[A]) -> Callable[..., Awaitable[Any]]:
@@ -39,7 +39,7 @@ def json_rpc_errors(argument: type[A]) -> Callable[[Handler[A]], Callable[..., A
                 raise JsonRpcInvalidParams(message=f"invalid argument: {problems(exc)}") from None
             try:
                 result = await handler(ls, params)
-            except RequestError as exc:
+            except Refused as exc:
                 raise JsonRpcInvalidParams(message=str(exc)) from None
             except TetherError as exc:
                 raise JsonRpcInternalError(message=str(exc)) from None

@@ -1,10 +1,14 @@
-"""The protocol front: a pygls server that hands each request to ``Tether``."""
+"""The protocol front: a pygls server that hands each request to the service.
+
+The server owns what only LSP knows (the client's capabilities, request ids,
+progress tokens) and builds the service once, at ``initialize``, with the LSP
+implementations of the agent's seams (``documents``, ``dialogs``, ``editor``).
+"""
 
 from __future__ import annotations
 
 import asyncio
 import logging
-import os
 from collections import deque
 from pathlib import Path
 from typing import Any
@@ -12,30 +16,19 @@ from typing import Any
 from lsprotocol import types
 from pygls.exceptions import FeatureRequestError
 from pygls.lsp.server import LanguageServer
-from pygls.protocol import LanguageServerProtocol
 from pygls.uris import to_fs_path
 
-from tether import __version__
-from tether.app import Tether
-from tether.config import Settings
-from tether.errors import ConfigError, RequestError
-from tether.lsp.approval import LspPerson
-from tether.lsp.bridge import LspDocuments, LspUpdates
+from tether import __version__, app
+from tether.config import Configuration
+from tether.errors import ConfigError, Refused
+from tether.lsp.dialogs import LspPerson
+from tether.lsp.documents import LspDocuments
 from tether.lsp.editor import LspEditor
+from tether.lsp.pygls_private import OwnCancels
+from tether.lsp.updates import LspUpdates
+from tether.service import Service
 
 log = logging.getLogger(__name__)
-
-
-class TetherProtocol(LanguageServerProtocol):
-    def _handle_cancel_notification(self, msg_id: Any) -> None:
-        # pygls answers "cancelled" at once and leaves the handler running; a turn
-        # instead ends through its own cancellation and answers with status `cancelled`.
-        server = self._server
-        assert isinstance(server, TetherServer)
-        if server.cancel_turn_request(msg_id):
-            return
-        server.early_cancels.append(msg_id)
-        super()._handle_cancel_notification(msg_id)
 
 
 class EditorLog(logging.Handler):
@@ -61,71 +54,77 @@ class EditorLog(logging.Handler):
 
 class TetherServer(LanguageServer):
     def __init__(self) -> None:
-        super().__init__("tether", __version__, protocol_cls=TetherProtocol)
-        self._tether: Tether | None = None
-        self.settings = Settings()
-        self.documents = LspDocuments(self)
-        self.editor = LspEditor(self, self.documents)
-        # The editor's layers, kept so a change reloads from every source (a new provider
-        # kind must pick its own key variable, never carry the old vendor's key over).
-        self.init_layer: dict[str, Any] = {}
-        self.change_layer: dict[str, Any] = {}
+        super().__init__("tether", __version__, protocol_cls=OwnCancels)
+        assert isinstance(self.protocol, OwnCancels)
+        self.protocol.take_cancel = self.cancel_turn_request
+        self.config = Configuration()
+        self._service: Service | None = None
+        self._editor: LspEditor | None = None
         self.turn_requests: dict[Any, str] = {}  # tether.run request id -> session
         self.progress_sessions: dict[Any, str] = {}  # $/progress token -> session
         self.early_cancels: deque[Any] = deque(maxlen=256)
         self.scheduling: asyncio.Task[None] | None = None
 
     @property
-    def tether(self) -> Tether:
-        if self._tether is None:
-            raise RequestError("tether is not initialized yet: send `initialize` first")
-        return self._tether
+    def service(self) -> Service:
+        if self._service is None:
+            raise Refused("tether is not initialized yet: send `initialize` first")
+        return self._service
 
-    def reload(self) -> None:
-        """Settings from every source; a bad one is reported, and the last good ones stay."""
-        try:
-            self.settings = Settings.load(os.environ, self.init_layer, self.change_layer)
-        except ConfigError as exc:
-            log.warning("%s", exc)
-            self.window_show_message(
-                types.ShowMessageParams(type=types.MessageType.Warning, message=f"tether: {exc}")
-            )
+    @property
+    def editor(self) -> LspEditor:
+        if self._editor is None:
+            raise Refused("tether is not initialized yet: send `initialize` first")
+        return self._editor
 
     def start(self, params: types.InitializeParams) -> None:
         logging.getLogger("tether").addHandler(EditorLog(self))
         options = params.initialization_options
         layer = options.get("tether", {}) if isinstance(options, dict) else {}
-        self.init_layer = layer if isinstance(layer, dict) else {}
-        self.reload()
+        self.configure("init", layer if isinstance(layer, dict) else {})
         workspace = _workspace_root(params)
-        self._tether = Tether(
-            self.settings, workspace, self.documents, LspPerson(self), self.editor
-        )
+        documents = LspDocuments(self.workspace)
+        self._editor = LspEditor(self, documents)
+        self._service = app.build(self.config, workspace, documents, LspPerson(self), self._editor)
         log.info("tether %s serving %s", __version__, workspace)
 
-    def start_scheduler(self) -> None:
-        if self._tether is None or self.scheduling is not None:
-            return
-        scheduler = self._tether.start_scheduler(lambda s: LspUpdates(self, s, announce=True))
-        self.scheduling = asyncio.create_task(scheduler.serve())
+    def configure(self, source: str, layer: dict[str, Any]) -> None:
+        """Settings from the editor; a bad layer is reported, and the last good ones stay."""
+        problem: ConfigError | None = self.config.set_layer(source, layer)
+        if problem is not None:
+            log.warning("%s", problem)
+            self.window_show_message(
+                types.ShowMessageParams(
+                    type=types.MessageType.Warning, message=f"tether: {problem}"
+                )
+            )
 
-    async def stop_scheduler(self) -> None:
+    def start_scheduler(self) -> None:
+        if self._service is None or self.scheduling is not None:
+            return
+        service = self._service
+        self.scheduling = asyncio.create_task(
+            service.serve_schedule(lambda session: LspUpdates(self, session, announce=True))
+        )
+
+    async def stop(self) -> None:
+        """Stop the scheduler, then every turn (each answers its calls), then the store."""
         if self.scheduling is not None:
             self.scheduling.cancel()
             await asyncio.gather(self.scheduling, return_exceptions=True)
             self.scheduling = None
-
-    def configure(self, layer: Any) -> None:
-        if not isinstance(layer, dict):
-            return
-        self.change_layer = layer
-        self.reload()
-        if self._tether is not None:
-            self._tether.reconfigure(self.settings)
+        if self._service is not None:
+            await self._service.shutdown()
 
     def cancel_turn_request(self, msg_id: Any) -> bool:
+        """``$/cancelRequest`` on a turn's request cancels the turn; on one that has not
+        started yet, it is remembered so the turn never starts."""
         session = self.turn_requests.get(msg_id)
-        return session is not None and self.tether.cancel(session, LspUpdates(self, session))
+        service = self._service
+        if session is not None and service and service.cancel(session, LspUpdates(self, session)):
+            return True
+        self.early_cancels.append(msg_id)
+        return False
 
     def report_server_error(self, error: Exception, source: Any) -> None:
         # The default pops a message in the editor for every bad message. A request's error
@@ -144,9 +143,10 @@ def _workspace_root(params: types.InitializeParams) -> Path:
 
 
 def create_server() -> TetherServer:
-    from tether.lsp import commands, features
+    from tether.lsp import code_actions, commands, lifecycle
 
     server = TetherServer()
-    features.register(server)
+    lifecycle.register(server)
+    code_actions.register(server)
     commands.register(server)
     return server

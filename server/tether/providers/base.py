@@ -34,7 +34,8 @@ class Provider(Protocol):
         """Yield text deltas as they arrive, then exactly one complete ``Reply``.
 
         Retries what is retryable before anything was yielded; raises
-        ``ProviderError`` with a message a person can act on otherwise.
+        ``ProviderError`` with a message a person can act on otherwise, and
+        ``ConfigError`` before any request when the settings cannot work (no model).
         """
         ...
 

@@ -56,6 +56,7 @@ def cut_off(call: str, hint: str) -> BrokenStream:
 
 
 def missing_model(settings: ProviderSettings) -> str:
+    """What to set when no model is configured (raised as ``ConfigError``, before any request)."""
     text = (
         "no model configured: set TETHER_MODEL (or tether.provider.model in the editor's "
         "settings) to a model "

@@ -17,7 +17,7 @@ from typing import Any
 import httpx
 
 from tether.config import ProviderSettings
-from tether.errors import ProviderError
+from tether.errors import ConfigError
 from tether.models import Reply, ToolCall, Usage
 from tether.providers.base import ChatRequest, StreamEvent
 from tether.providers.failures import cut_off, missing_model, unexpected_shape
@@ -33,7 +33,7 @@ class HTTPProvider(ABC):
 
     async def stream(self, request: ChatRequest) -> AsyncIterator[StreamEvent]:
         if not self.settings.model:
-            raise ProviderError(missing_model(self.settings))
+            raise ConfigError(missing_model(self.settings))
         http_request = self._client.build_request(
             "POST",
             self.url(),

@@ -1,6 +1,6 @@
-"""Sessions, their transcripts, and remembered approval rules, in one SQLite file."""
+"""What tether keeps: sessions and their transcripts, approval rules, compactions, tasks."""
 
-from tether.store.rules import Rule, RuleBook
-from tether.store.sessions import REPAIR_REASON, Store
+from tether.store.database import Store
+from tether.store.transcript import REPAIR_REASON, StoredReply
 
-__all__ = ["REPAIR_REASON", "Rule", "RuleBook", "Store"]
+__all__ = ["REPAIR_REASON", "Store", "StoredReply"]

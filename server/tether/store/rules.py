@@ -8,11 +8,8 @@ means "any command".
 from __future__ import annotations
 
 import sqlite3
-from typing import Literal
 
-from tether.models import Frozen, iso, now
-
-Scope = Literal["session", "workspace"]
+from tether.models import Frozen, Scope, iso, now
 
 
 class Rule(Frozen):

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import sqlite3
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 SCHEMA = """
@@ -105,3 +107,16 @@ ADDED_COLUMNS = [
     ("tool_calls", "decision", "TEXT"),
     ("tool_calls", "decision_reason", "TEXT"),
 ]
+
+
+@contextmanager
+def transaction(db: sqlite3.Connection) -> Iterator[sqlite3.Connection]:
+    """One write transaction, taken at once (``IMMEDIATE``), so it never fails half-way on
+    a lock another process holds: it waits up to ``busy_timeout`` before it starts."""
+    db.execute("BEGIN IMMEDIATE")
+    try:
+        yield db
+    except BaseException:
+        db.execute("ROLLBACK")
+        raise
+    db.execute("COMMIT")

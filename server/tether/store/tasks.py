@@ -2,33 +2,22 @@
 
 from __future__ import annotations
 
-import re
 import sqlite3
 import uuid
 from datetime import datetime, timedelta
 
-from tether.errors import RequestError
+from tether.errors import NotFound
 from tether.models import Task, iso, now, parse_iso
-
-UNITS = {"s": 1, "m": 60, "h": 3600, "d": 86400}
-
-
-def parse_every(every: str) -> float:
-    """ "30m", "6h", "1d", "90s" as seconds."""
-    match = re.fullmatch(r"\s*(\d+(?:\.\d+)?)\s*([smhd])\s*", every)
-    if not match or float(match[1]) <= 0:
-        raise RequestError(
-            f"invalid every {every!r}: give a number and a unit, as 30m, 6h, 1d or 90s"
-        )
-    return float(match[1]) * UNITS[match[2]]
 
 
 class Tasks:
     def __init__(self, db: sqlite3.Connection) -> None:
         self._db = db
 
-    def add(self, workspace: str, prompt: str, every: str, session: str | None) -> Task:
-        seconds = parse_every(every)
+    def add(
+        self, workspace: str, prompt: str, every: str, seconds: float, session: str | None
+    ) -> Task:
+        """``every`` as the person wrote it ("30m"), ``seconds`` as it was understood."""
         task = uuid.uuid4().hex[:10]
         self._db.execute(
             "INSERT INTO tasks (id, workspace, prompt, every, every_s, session, next_run)"
@@ -48,12 +37,12 @@ class Tasks:
     def get(self, task: str) -> Task:
         row = self._db.execute("SELECT * FROM tasks WHERE id = ?", (task,)).fetchone()
         if row is None:
-            raise RequestError(f"unknown task {task!r}")
+            raise NotFound(f"unknown task {task!r}")
         return _task(row)
 
     def remove(self, task: str) -> None:
         if self._db.execute("DELETE FROM tasks WHERE id = ?", (task,)).rowcount == 0:
-            raise RequestError(f"unknown task {task!r}")
+            raise NotFound(f"unknown task {task!r}")
 
     def listed(self, workspace: str) -> list[Task]:
         rows = self._db.execute(

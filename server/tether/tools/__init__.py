@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from tether.tools.base import Tool
 from tether.tools.command import Command
 from tether.tools.fs_find import FsFind
@@ -13,7 +15,7 @@ from tether.tools.outline import Outline
 from tether.tools.patch import Patch
 
 
-def builtin_tools() -> list[Tool]:
+def builtin_tools() -> list[Tool[Any]]:
     """One of each tool, in the contract's order: the read-only ones, then command and patch."""
     return [
         FsRead(),

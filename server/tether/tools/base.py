@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Protocol, runtime_checkable
+from typing import Protocol, TypeVar, runtime_checkable
 
 from pydantic import BaseModel
 
@@ -89,8 +89,12 @@ class ToolContext:
         return path.relative_to(self.workspace).as_posix() if self.inside(path) else str(path)
 
 
-class Tool(Protocol):
-    """One tool the model can call.
+P = TypeVar("P", bound=BaseModel)
+P_contra = TypeVar("P_contra", bound=BaseModel, contravariant=True)
+
+
+class Tool(Protocol[P]):
+    """One tool the model can call, generic in its params model.
 
     ``read_only`` is a property of the call, not of the tool: a read whose path
     resolves outside the workspace reports itself approval-requiring.
@@ -98,41 +102,42 @@ class Tool(Protocol):
 
     name: str
     description: str
-    params: type[BaseModel]
+    params: type[P]
 
-    def read_only(self, params: Any, ctx: ToolContext) -> bool: ...
+    def read_only(self, params: P, ctx: ToolContext) -> bool: ...
 
-    def summary(self, params: Any, ctx: ToolContext) -> str:
+    def summary(self, params: P, ctx: ToolContext) -> str:
         """One line a person can judge the call by."""
         ...
 
-    async def run(self, params: Any, ctx: ToolContext) -> str:
+    async def run(self, params: P, ctx: ToolContext) -> str:
         """Do the work; return what the model reads. Raise ``ToolError`` on failure."""
         ...
 
 
-class Memory(BaseModel):
-    """What an allowed call may be remembered by: a key to match, and words for the person."""
+class RuleKey(BaseModel):
+    """What an allowed call may be remembered by: a key a rule matches, and the words that
+    tell the person what the rule covers."""
 
     key: str
     words: str
 
 
 @runtime_checkable
-class Gated(Protocol):
+class Gated(Protocol[P_contra]):
     """What an approval-requiring tool adds, so a person can judge and remember its calls."""
 
-    async def preview(self, params: Any, ctx: ToolContext) -> str:
+    async def preview(self, params: P_contra, ctx: ToolContext) -> str:
         """What the person is shown before deciding: the command line, the diff."""
         ...
 
-    def remember(self, params: Any, ctx: ToolContext) -> Memory | None:
+    def rule_key(self, params: P_contra, ctx: ToolContext) -> RuleKey | None:
         """How an "allow always" of this call is scoped; None: it cannot be remembered."""
         ...
 
 
 @runtime_checkable
-class EditsFiles(Protocol):
+class EditsFiles(Protocol[P_contra]):
     """A tool whose call is a file edit that can be planned, and previewed, before it runs."""
 
-    async def plan(self, params: Any, ctx: ToolContext) -> FileEdit: ...
+    async def plan(self, params: P_contra, ctx: ToolContext) -> FileEdit: ...

@@ -22,7 +22,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from tether.errors import ToolError
-from tether.tools.base import Memory, ToolContext
+from tether.tools.base import RuleKey, ToolContext
 
 KEEP_CHARS = 20_000  # of the output's head, and again of its tail
 SUMMARY_CHARS = 120
@@ -212,7 +212,7 @@ class Command:
         "A non-zero exit code is reported as an error. The person approves each command "
         "before it runs."
     )
-    params: type[BaseModel] = CommandParams
+    params = CommandParams
 
     def read_only(self, params: CommandParams, ctx: ToolContext) -> bool:
         return False
@@ -225,9 +225,9 @@ class Command:
         limit = f" (killed after {params.timeout_s:g} s)" if params.timeout_s != 120 else ""
         return f"in {ctx.workspace}{limit}:\n$ {params.command}"
 
-    def remember(self, params: CommandParams, ctx: ToolContext) -> Memory | None:
+    def rule_key(self, params: CommandParams, ctx: ToolContext) -> RuleKey | None:
         key = command_key(params.command)
-        return None if key is None else Memory(key=key, words=_words(key))
+        return None if key is None else RuleKey(key=key, words=_words(key))
 
     async def run(self, params: CommandParams, ctx: ToolContext) -> str:
         capture = _Capture(KEEP_CHARS)

@@ -11,7 +11,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from tether.errors import ToolError
 from tether.tools import listing, ripgrep
 from tether.tools.base import ToolContext
-from tether.tools.files import reads_inside, resolve, shown
+from tether.tools.paths import reads_inside, resolve, shown
 
 MAX_MATCHES = 1000
 
@@ -40,7 +40,7 @@ class FsFind:
         "matched against the path relative to the workspace root or to `path`. Skips what "
         f".gitignore ignores and the .git directory. At most {MAX_MATCHES} results."
     )
-    params: type[BaseModel] = FsFindParams
+    params = FsFindParams
 
     def __init__(self, rg: Callable[[], str | None] = ripgrep.find_rg) -> None:
         self._rg = rg

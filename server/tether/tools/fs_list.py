@@ -11,7 +11,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from tether.errors import ToolError
 from tether.tools import listing, ripgrep
 from tether.tools.base import ToolContext
-from tether.tools.files import reads_inside, resolve, shown
+from tether.tools.paths import reads_inside, resolve, shown
 
 MAX_ENTRIES = 1000
 
@@ -36,7 +36,7 @@ class FsList:
         "not entered. Files ignored by .gitignore and the .git directory are left out. At most "
         f"{MAX_ENTRIES} entries; list a subdirectory or lower the depth for more."
     )
-    params: type[BaseModel] = FsListParams
+    params = FsListParams
 
     def __init__(self, rg: Callable[[], str | None] = ripgrep.find_rg) -> None:
         self._rg = rg

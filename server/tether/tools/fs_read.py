@@ -10,16 +10,14 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from tether.errors import ToolError
 from tether.tools.base import ToolContext
-from tether.tools.files import (
+from tether.tools.paths import reads_inside, resolve, shown
+from tether.tools.text import (
     MAX_FILE_BYTES,
     SNIFF_BYTES,
     check_file,
     decode,
     read_disk,
-    reads_inside,
     refuse_binary,
-    resolve,
-    shown,
     split_lines,
 )
 
@@ -51,7 +49,7 @@ class FsRead:
         "output is cut and a closing note says which offset to continue from. Lines over "
         f"{MAX_LINE_CHARS} characters are shortened. Binary files are refused."
     )
-    params: type[BaseModel] = FsReadParams
+    params = FsReadParams
 
     def read_only(self, params: FsReadParams, ctx: ToolContext) -> bool:
         return reads_inside(ctx, params.path)

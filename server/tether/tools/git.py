@@ -10,7 +10,7 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from tether.errors import ToolError
 from tether.tools.base import ToolContext
-from tether.tools.files import reads_inside
+from tether.tools.paths import reads_inside
 
 _ENV = {
     "GIT_TERMINAL_PROMPT": "0",  # never wait on a credential prompt nobody can answer
@@ -24,14 +24,14 @@ _CONFIG = ("-c", "color.ui=false", "-c", "core.quotepath=off", "-c", "log.showSi
 
 
 @dataclass(frozen=True)
-class _Run:
+class _GitOutput:
     out: str
     err: str
     code: int
     cut: bool
 
 
-async def _git(ctx: ToolContext, *args: str) -> _Run:
+async def _git(ctx: ToolContext, *args: str) -> _GitOutput:
     try:
         proc = await asyncio.create_subprocess_exec(
             *("git", "--no-pager", *_CONFIG, *args),
@@ -62,10 +62,10 @@ async def _git(ctx: ToolContext, *args: str) -> _Run:
     if "not a git repository" in text.lower():  # "Not a ..." from git diff
         raise ToolError("the workspace is not a git repository")
     code = await proc.wait()  # already exited: this only reads the status
-    return _Run(out[:cap].decode(errors="replace"), text, code, cut)
+    return _GitOutput(out[:cap].decode(errors="replace"), text, code, cut)
 
 
-def _checked(run: _Run, what: str, narrow: str = "") -> str:
+def _checked(run: _GitOutput, what: str, narrow: str = "") -> str:
     if run.code != 0 and not run.cut:
         raise ToolError(f"{what} failed: {run.err}")
     if run.cut:
@@ -84,7 +84,7 @@ class GitStatus:
         "one line per changed path as 'XY path' (X = staged, Y = unstaged; M modified, "
         "A added, D deleted, R renamed, ?? untracked)."
     )
-    params: type[BaseModel] = NoParams
+    params = NoParams
 
     def read_only(self, params: NoParams, ctx: ToolContext) -> bool:
         return True
@@ -131,7 +131,7 @@ class GitDiff:
         "Untracked files are not in diffs: git-status lists them. Long diffs are cut; narrow "
         "them with `path`."
     )
-    params: type[BaseModel] = GitDiffParams
+    params = GitDiffParams
 
     def read_only(self, params: GitDiffParams, ctx: ToolContext) -> bool:
         return params.path is None or reads_inside(ctx, params.path)
@@ -166,7 +166,7 @@ class GitHead:
         "Show the current commit: its hash, the branch checked out (or 'detached'), and "
         "the commit's subject line."
     )
-    params: type[BaseModel] = NoParams
+    params = NoParams
 
     def read_only(self, params: NoParams, ctx: ToolContext) -> bool:
         return True

@@ -24,16 +24,10 @@ from pydantic import BaseModel, ConfigDict, Field
 from tether.errors import ToolError
 from tether.tools import ripgrep
 from tether.tools.base import ToolContext
-from tether.tools.files import (
-    disk_lines,
-    excluded,
-    reads_inside,
-    resolve,
-    shown,
-    split_lines,
-    walk_files,
-)
 from tether.tools.fs_find import Glob
+from tether.tools.ignore import excluded, walk_files
+from tether.tools.paths import reads_inside, resolve, shown
+from tether.tools.text import disk_lines, split_lines
 
 MAX_LINE_CHARS = 300
 COUNT_PAST = 10_000  # matches counted beyond max_results before the search gives up counting
@@ -134,7 +128,7 @@ class IndexGrep:
         f"note of how many more matched. Long lines are cut to {MAX_LINE_CHARS} characters "
         "around the match."
     )
-    params: type[BaseModel] = IndexGrepParams
+    params = IndexGrepParams
 
     def __init__(self, rg: Callable[[], str | None] = ripgrep.find_rg) -> None:
         self._rg = rg

@@ -18,7 +18,7 @@ from pathlib import Path
 
 from tether.tools import ripgrep
 from tether.tools.base import ToolContext
-from tether.tools.files import Ignores, ignores_above, walk
+from tether.tools.ignore import Ignores, ignores_above, walk
 
 
 @dataclass(frozen=True, slots=True)

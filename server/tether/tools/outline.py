@@ -13,7 +13,8 @@ from tree_sitter import Language, Node, Parser
 
 from tether.errors import ToolError
 from tether.tools.base import ToolContext
-from tether.tools.files import load_text, reads_inside, resolve, shown
+from tether.tools.paths import reads_inside, resolve, shown
+from tether.tools.text import load_text
 
 # extension -> (grammar module, its language function, the node table below)
 _GRAMMARS = {
@@ -157,7 +158,7 @@ class Outline:
         "under their class, one per line as 'class Foo  (lines 3-20)'. Reads the editor's "
         "unsaved text. Supports " + ", ".join(_GRAMMARS) + ". Use it to find what to fs-read."
     )
-    params: type[BaseModel] = OutlineParams
+    params = OutlineParams
 
     def read_only(self, params: OutlineParams, ctx: ToolContext) -> bool:
         return reads_inside(ctx, params.path)

@@ -15,8 +15,9 @@ from pydantic import BaseModel, ConfigDict, Field, model_validator
 from tether.errors import ToolError
 from tether.tools import textedits
 from tether.tools.atomic import write_atomically
-from tether.tools.base import FileEdit, Memory, Replacement, ToolContext
-from tether.tools.files import read_disk, resolve, shown
+from tether.tools.base import FileEdit, Replacement, RuleKey, ToolContext
+from tether.tools.paths import resolve, shown
+from tether.tools.text import read_disk
 
 
 class Edit(BaseModel):
@@ -110,7 +111,7 @@ class Patch:
         "`edits` for changes to existing files. Open files are patched in the editor's buffer. "
         "The person approves each patch before it is applied."
     )
-    params: type[BaseModel] = PatchParams
+    params = PatchParams
 
     def read_only(self, params: PatchParams, ctx: ToolContext) -> bool:
         return False
@@ -139,12 +140,12 @@ class Patch:
         edit = await plan(params, ctx)
         return textedits.preview(edit.before, edit.after, ctx.relative(edit.path))
 
-    def remember(self, params: PatchParams, ctx: ToolContext) -> Memory | None:
+    def rule_key(self, params: PatchParams, ctx: ToolContext) -> RuleKey | None:
         try:
             name = ctx.relative(resolve(ctx, params.path))
         except ToolError:
             return None
-        return Memory(key=name, words=f"edit {name}")
+        return RuleKey(key=name, words=f"edit {name}")
 
     async def run(self, params: PatchParams, ctx: ToolContext) -> str:
         edit = await plan(params, ctx)

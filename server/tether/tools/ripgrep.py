@@ -19,7 +19,7 @@ from collections.abc import AsyncIterator, Sequence
 from pathlib import Path
 
 from tether.tools.base import ToolContext
-from tether.tools.files import rules_above
+from tether.tools.ignore import rules_above
 
 _CHUNK = 2**18
 _LINE_LIMIT = 64 * 2**20

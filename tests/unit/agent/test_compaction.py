@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from tests.support.scripted import ScriptedProvider, reply
+from tests.support.doubles import ScriptedProvider, reply
 from tether.agent.compaction import SUMMARY_HEAD, Compactor
 from tether.config import Settings
 from tether.models import AssistantMessage, Reply, ToolMessage, ToolResult, Usage, UserMessage
@@ -12,13 +12,13 @@ from tether.store import Store
 
 
 def session_with_rounds(store: Store, rounds: int) -> str:
-    session = store.create_session(Path("/ws"), "t")
-    store.append_user(session, "start")
+    session = store.sessions.create(Path("/ws"), "t")
+    store.transcript.append_user(session, "start")
     for n in range(rounds):
         made = reply(("echo", {"value": str(n)}), text=f"round {n}")
-        seq = store.append_reply(session, made)
+        seq = store.transcript.append_reply(session, made).seq
         call = made.tool_calls[0]
-        store.record_result(
+        store.transcript.record_result(
             session,
             seq,
             0,
@@ -37,7 +37,7 @@ async def test_older_rounds_become_one_summary_and_recent_ones_stay_whole(tmp_pa
     provider = ScriptedProvider(Reply(text="the summary"))
     compacting, store = compactor(tmp_path, provider)
     session = session_with_rounds(store, 4)
-    kept_before = store.load(session)
+    kept_before = store.transcript.load(session)
 
     assert await compacting.maybe_compact(session)
 
@@ -48,7 +48,7 @@ async def test_older_rounds_become_one_summary_and_recent_ones_stay_whole(tmp_pa
     assert isinstance(context[2], ToolMessage)
     assert context[2].result.call_id == context[1].tool_calls[0].id
     assert len(context) == 1 + 4  # two rounds kept, each a reply and its result
-    assert store.load(session) == kept_before  # nothing is lost from the store
+    assert store.transcript.load(session) == kept_before  # nothing is lost from the store
     sent = provider.requests[0]
     assert sent.tools == () and "[called echo" in sent.messages[0].content
 
@@ -57,7 +57,7 @@ async def test_a_small_context_is_left_alone(tmp_path: Path) -> None:
     compacting, store = compactor(tmp_path, ScriptedProvider(), context_tokens=100_000)
     session = session_with_rounds(store, 4)
     assert not await compacting.maybe_compact(session)
-    assert compacting.context(session) == store.load(session)
+    assert compacting.context(session) == store.transcript.load(session)
 
 
 async def test_too_few_rounds_to_cut_is_left_alone(tmp_path: Path) -> None:
@@ -72,7 +72,9 @@ async def test_reported_usage_counts_only_when_newer_than_the_last_compaction(
     provider = ScriptedProvider(Reply(text="s1"))
     compacting, store = compactor(tmp_path, provider, context_tokens=10_000)
     session = session_with_rounds(store, 4)
-    store.append_reply(session, Reply(text="big", usage=Usage(input_tokens=9000, output_tokens=10)))
+    store.transcript.append_reply(
+        session, Reply(text="big", usage=Usage(input_tokens=9000, output_tokens=10))
+    )
     assert compacting.estimate(session, compacting.context(session)) == 9010
 
     assert await compacting.maybe_compact(session)

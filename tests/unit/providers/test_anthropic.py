@@ -11,7 +11,6 @@ from pydantic import SecretStr
 from tests.support.anthropic_stub import AnthropicStub, text, tool_calls
 from tether.agent.loop import BATCH_NUDGE
 from tether.config import ProviderSettings
-from tether.errors import ProviderError
 from tether.models import (
     AssistantMessage,
     Message,
@@ -157,14 +156,6 @@ async def test_a_base_url_given_with_v1_is_not_doubled(stub: AnthropicStub) -> N
     events = await collect(provider)
     await provider.aclose()
     assert isinstance(events[-1], Reply) and events[-1].text == "ok"
-
-
-async def test_missing_model_fails_before_any_request(stub: AnthropicStub) -> None:
-    provider = AnthropicProvider(settings_for(stub, model=None))
-    with pytest.raises(ProviderError, match="TETHER_MODEL"):
-        await collect(provider)
-    await provider.aclose()
-    assert stub.requests == []
 
 
 async def test_results_of_one_reply_are_one_user_turn_in_call_order_then_the_nudge(

@@ -6,7 +6,7 @@ import httpx
 import pytest
 
 from tether.config import Settings
-from tether.errors import ProviderError
+from tether.errors import ConfigError, ProviderError
 from tether.models import UserMessage
 from tether.providers import make_provider
 from tether.providers.base import ChatRequest
@@ -40,7 +40,7 @@ async def test_nothing_reachable_at_the_ollama_default_lists_the_ways_to_fix_it(
 async def test_a_missing_model_says_to_set_tether_model_and_for_which_provider() -> None:
     async def failure(env: dict[str, str]) -> str:
         provider = make_provider(Settings.load(env).provider)
-        with pytest.raises(ProviderError) as caught:
+        with pytest.raises(ConfigError) as caught:
             [event async for event in provider.stream(ASK)]
         await provider.aclose()
         return str(caught.value)

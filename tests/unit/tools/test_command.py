@@ -192,13 +192,13 @@ def test_command_key(line: str, key: str | None) -> None:
     assert command_key(line) == key
 
 
-def test_remember_words_name_the_key(tmp_path: Path) -> None:
+def test_rule_key_words_name_the_key(tmp_path: Path) -> None:
     ctx = context(tmp_path)
-    memory = COMMAND.remember(CommandParams(command="git status -s"), ctx)
+    memory = COMMAND.rule_key(CommandParams(command="git status -s"), ctx)
     assert memory is not None
     assert (memory.key, memory.words) == ("git status", "run `git status …` commands")
-    assert COMMAND.remember(CommandParams(command="git status; rm -rf ."), ctx) is None
-    exact = COMMAND.remember(CommandParams(command="python -m pytest"), ctx)
+    assert COMMAND.rule_key(CommandParams(command="git status; rm -rf ."), ctx) is None
+    exact = COMMAND.rule_key(CommandParams(command="python -m pytest"), ctx)
     assert exact is not None and exact.words == "run exactly `python -m pytest`"
 
 

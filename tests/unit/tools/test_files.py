@@ -8,15 +8,9 @@ from tests.unit.tools import Buffers, context, read_only, write
 from tether.errors import ToolError
 from tether.tools import builtin_tools
 from tether.tools.base import Tool
-from tether.tools.files import (
-    MAX_FILE_BYTES,
-    excluded,
-    load_text,
-    reads_inside,
-    rules_above,
-    split_lines,
-    walk,
-)
+from tether.tools.ignore import excluded, rules_above, walk
+from tether.tools.paths import reads_inside
+from tether.tools.text import MAX_FILE_BYTES, load_text, split_lines
 
 
 def names(root: Path, top: Path | None = None, depth: int | None = None) -> list[str]:

@@ -6,8 +6,8 @@ import pytest
 
 from tests.unit.tools import Buffers, call, context, write
 from tether.errors import ToolError
-from tether.tools.files import MAX_FILE_BYTES
 from tether.tools.fs_read import FsRead, FsReadParams
+from tether.tools.text import MAX_FILE_BYTES
 
 READ = FsRead()
 

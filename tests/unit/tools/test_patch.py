@@ -242,11 +242,11 @@ async def test_preview_of_a_patch_that_cannot_apply_is_an_error(tmp_path: Path) 
         )
 
 
-def test_summary_remember_and_read_only(tmp_path: Path) -> None:
+def test_summary_rule_key_and_read_only(tmp_path: Path) -> None:
     ctx = context(tmp_path)
     edits = [{"old": "a\nb", "new": "a\nc\nd"}, {"old": "x", "new": "y"}]
     assert summary(PATCH, ctx, path="src/app.py", edits=edits) == "edit src/app.py (2 edits, +3 -2)"
-    memory = PATCH.remember(params(path="./src/../src/app.py", content=""), ctx)
+    memory = PATCH.rule_key(params(path="./src/../src/app.py", content=""), ctx)
     assert memory is not None and (memory.key, memory.words) == ("src/app.py", "edit src/app.py")
     assert not PATCH.read_only(params(path="a", content=""), ctx)
 

@@ -1,4 +1,5 @@
-"""LSP lifecycle and notifications: initialize, configuration, progress cancel, shutdown."""
+"""Code actions: while calls wait for approval, every document offers to decide them, and
+a waiting patch of that very document offers itself as an edit to preview and apply."""
 
 from __future__ import annotations
 
@@ -7,43 +8,11 @@ from pathlib import Path
 from lsprotocol import types
 from pygls.uris import to_fs_path
 
-from tether.lsp.bridge import LspUpdates
 from tether.lsp.server import TetherServer
 from tether.models import PendingCall
 
 
 def register(server: TetherServer) -> None:
-    register_code_actions(server)
-
-    @server.feature(types.INITIALIZE)
-    def initialize(ls: TetherServer, params: types.InitializeParams) -> None:
-        ls.start(params)
-
-    @server.feature(types.INITIALIZED)
-    def initialized(ls: TetherServer, params: types.InitializedParams) -> None:
-        ls.start_scheduler()
-
-    @server.feature(types.WORKSPACE_DID_CHANGE_CONFIGURATION)
-    def did_change_configuration(
-        ls: TetherServer, params: types.DidChangeConfigurationParams
-    ) -> None:
-        settings = params.settings
-        ls.configure(settings.get("tether", settings) if isinstance(settings, dict) else None)
-
-    @server.feature(types.WINDOW_WORK_DONE_PROGRESS_CANCEL)
-    def progress_cancel(ls: TetherServer, params: types.WorkDoneProgressCancelParams) -> None:
-        if (session := ls.progress_sessions.get(params.token)) is not None:
-            ls.tether.cancel(session, LspUpdates(ls, session))
-
-    @server.feature(types.SHUTDOWN)
-    async def shutdown(ls: TetherServer, *args: object) -> None:
-        # Turns must end before pygls tears down its request table (pygls#606).
-        await ls.stop_scheduler()
-        if ls._tether is not None:
-            await ls._tether.shutdown()
-
-
-def register_code_actions(server: TetherServer) -> None:
     options = types.CodeActionOptions(code_action_kinds=[types.CodeActionKind.QuickFix])
 
     @server.feature(types.TEXT_DOCUMENT_CODE_ACTION, options)
@@ -52,7 +21,7 @@ def register_code_actions(server: TetherServer) -> None:
     ) -> list[types.CodeAction]:
         """While calls wait for approval, every document offers to decide them."""
         actions: list[types.CodeAction] = []
-        for session, waiting in ls.tether.pending_everywhere().items():
+        for session, waiting in ls.service.pending_everywhere().items():
             for call in waiting:
                 target = {"session": session, "calls": [call.call_id]}
                 for verb, command in (("Allow", "tether.approve"), ("Deny", "tether.deny")):
@@ -73,7 +42,7 @@ async def _patch_action(
     ls: TetherServer, session: str, call: PendingCall, params: types.CodeActionParams
 ) -> types.CodeAction | None:
     """For a pending patch of this very document: the patch itself, to preview and apply."""
-    planned = await ls.tether.planned_edit(session, call.call_id)
+    planned = await ls.service.planned_edit(session, call.call_id)
     if planned is None or planned.path.resolve().as_uri() != _normal(params.text_document.uri):
         return None
     edit = ls.editor.workspace_edit(planned)

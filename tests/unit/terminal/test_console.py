@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from tether.lsp.console import Console
+from tether.terminal.console import Console
 
 
 def render(capsys: pytest.CaptureFixture[str], *updates: dict[str, object]) -> tuple[str, str]:

@@ -1,17 +1,22 @@
-"""The person at the editor, asked through ``window/showMessageRequest``."""
+"""The person at the editor, asked through ``window/showMessageRequest``: the agent's
+``Person`` seam over LSP."""
 
 from __future__ import annotations
 
 import asyncio
 import logging
 import uuid
-from typing import Any
+from typing import TYPE_CHECKING
 
 from lsprotocol import types
 from pygls.exceptions import JsonRpcException
 
 from tether.agent.approval import Answer
+from tether.lsp.pygls_private import forget_request
 from tether.models import PendingCall
+
+if TYPE_CHECKING:
+    from tether.lsp.server import TetherServer
 
 log = logging.getLogger(__name__)
 ANSWERS: dict[str, Answer] = {"Allow": "allow", "Allow always": "always", "Deny": "deny"}
@@ -20,13 +25,14 @@ PREVIEW_CHARS = 1500
 
 
 class LspPerson:
-    def __init__(self, ls: Any) -> None:
+    def __init__(self, ls: TetherServer) -> None:
         self.ls = ls
 
     def can_ask(self) -> bool:
         window = self.ls.client_capabilities.window
         request = window.show_message if window else None
-        return bool(self.ls.settings.approval.dialogs and request and request.message_action_item)
+        dialogs = self.ls.config.current.approval.dialogs
+        return bool(dialogs and request and request.message_action_item)
 
     async def ask(self, session: str, call: PendingCall, preview: str) -> Answer | None:
         if len(preview) > PREVIEW_CHARS:
@@ -39,7 +45,7 @@ class LspPerson:
     async def extend_budget(self, session: str, budget: int, asked: int) -> bool:
         if not self.can_ask():
             return False
-        step = max(self.ls.settings.turn.tool_budget, asked)
+        step = max(self.ls.config.current.turn.tool_budget, asked)
         message = (
             f"tether: this turn has a budget of {budget} tool calls, and the model's reply "
             f"goes {asked} past it. Allow {step} more? (Stop runs the calls that fit.)"
@@ -60,10 +66,10 @@ class LspPerson:
             )
         except asyncio.CancelledError:
             # The turn ended while the dialog was open: take the question back.
-            protocol._request_futures.pop(msg_id, None)
+            forget_request(protocol, msg_id)
             protocol.notify(types.CANCEL_REQUEST, types.CancelParams(id=msg_id))
             raise
         except JsonRpcException as exc:
             log.warning("the client could not show the question: %s", exc)
             return None
-        return answer.title if answer is not None else None
+        return str(answer.title) if answer is not None else None

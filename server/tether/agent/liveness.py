@@ -1,4 +1,6 @@
-"""Which process runs a session's turn: several editors may share one state_dir."""
+"""Whether the process that runs a session's turn still lives: several tether processes
+may share one store, and one that died (kill -9, a crash) leaves its sessions marked
+``running``."""
 
 from __future__ import annotations
 

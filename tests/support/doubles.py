@@ -1,4 +1,5 @@
-"""Test doubles for the agent's seams: a scripted provider and simple tools."""
+"""Test doubles for the agent's seams: a scripted provider and simple tools (code in the
+test tree, never a patch of tether's own modules)."""
 
 from __future__ import annotations
 
@@ -76,6 +77,18 @@ class EchoTool:
     def __init__(self) -> None:
         self.running = 0
         self.peak = 0
+        self._changed: asyncio.Condition | None = None
+
+    def _condition(self) -> asyncio.Condition:
+        if self._changed is None:
+            self._changed = asyncio.Condition()
+        return self._changed
+
+    async def until_running(self, n: int) -> None:
+        """Wait until ``n`` calls run at once: an event, not a sleep."""
+        changed = self._condition()
+        async with changed:
+            await changed.wait_for(lambda: self.running >= n)
 
     def read_only(self, params: EchoParams, ctx: ToolContext) -> bool:
         return True
@@ -86,6 +99,9 @@ class EchoTool:
     async def run(self, params: EchoParams, ctx: ToolContext) -> str:
         self.running += 1
         self.peak = max(self.peak, self.running)
+        changed = self._condition()
+        async with changed:
+            changed.notify_all()
         try:
             await asyncio.sleep(params.sleep_s)
             if params.fail:

@@ -1,4 +1,4 @@
-"""What the read-only tools share: paths, text with live buffers first, a .gitignore-aware walk.
+"""Which files belong to the workspace: a .gitignore engine and the walk built on it.
 
 The walk is the reference for what "a file of the workspace" means; ripgrep is
 run with flags that make it agree (see ``ripgrep``): hidden files are seen,
@@ -9,104 +9,12 @@ whether or not the workspace is a git repository.
 
 from __future__ import annotations
 
-import asyncio
 import os
-import stat
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
 from pathspec import GitIgnoreSpec
-
-from tether.errors import ToolError
-from tether.tools.base import ToolContext
-
-MAX_FILE_BYTES = 20 * 1024 * 1024
-SNIFF_BYTES = 8192
-
-
-def resolve(ctx: ToolContext, raw: str) -> Path:
-    try:
-        return ctx.resolve(raw)
-    except (OSError, RuntimeError) as exc:  # RuntimeError: a symlink loop on Python 3.11
-        raise ToolError(f"cannot resolve path {raw!r}: {exc}") from exc
-
-
-def reads_inside(ctx: ToolContext, raw: str) -> bool:
-    """The ``read_only`` verdict for a path argument: does it resolve inside the workspace?"""
-    try:
-        return ctx.inside(resolve(ctx, raw))
-    except ToolError:
-        return True  # nothing can be read through a bad path; run() reports it
-
-
-def shown(ctx: ToolContext, raw: str) -> str:
-    """A path as a summary shows it; never raises."""
-    try:
-        return ctx.relative(resolve(ctx, raw))
-    except ToolError:
-        return raw
-
-
-async def load_text(ctx: ToolContext, path: Path) -> str:
-    """The editor's live text when the document is open, else the file on disk (read in a
-    thread, so the loop never waits on the disk)."""
-    live = ctx.documents.live_text(path)
-    return live if live is not None else await asyncio.to_thread(read_disk, ctx, path)
-
-
-def check_file(ctx: ToolContext, path: Path) -> int:
-    """The size of a readable regular file; a ToolError the model can act on otherwise."""
-    name = ctx.relative(path)
-    try:
-        info = path.stat()
-    except FileNotFoundError:
-        raise ToolError(f"no such file: {name}") from None
-    except OSError as exc:
-        raise ToolError(f"cannot read {name}: {exc.strerror}") from None
-    if stat.S_ISDIR(info.st_mode):
-        raise ToolError(f"{name} is a directory; fs-list shows what it holds")
-    return info.st_size
-
-
-def read_disk(ctx: ToolContext, path: Path) -> str:
-    name = ctx.relative(path)
-    size = check_file(ctx, path)
-    if size > MAX_FILE_BYTES:
-        raise ToolError(
-            f"{name} is too large ({size / 2**20:.1f} MB; the limit is "
-            f"{MAX_FILE_BYTES // 2**20} MB): fs-read it in parts with offset/limit, "
-            "or search it with index-grep"
-        )
-    try:
-        data = path.read_bytes()
-    except OSError as exc:
-        raise ToolError(f"cannot read {name}: {exc.strerror}") from None
-    return decode(name, data)
-
-
-def refuse_binary(name: str, head: bytes) -> None:
-    if b"\0" in head[:SNIFF_BYTES]:
-        raise ToolError(f"{name} is a binary file; only text files can be read")
-
-
-def decode(name: str, data: bytes) -> str:
-    refuse_binary(name, data)
-    try:
-        return data.decode("utf-8")
-    except UnicodeDecodeError:
-        raise ToolError(f"{name} is not UTF-8 text; only text files can be read") from None
-
-
-def split_lines(text: str) -> list[str]:
-    """Lines as editors and ripgrep number them: split on \\n, a trailing \\r dropped."""
-    lines = text.split("\n")
-    if lines[-1] == "":
-        lines.pop()
-    return [line.removesuffix("\r") for line in lines]
-
-
-# --- .gitignore ---------------------------------------------------------------------------
 
 
 @dataclass(frozen=True)
@@ -225,19 +133,6 @@ def walk_files(root: Path, top: Path) -> Iterator[Path]:
         yield top
     else:
         yield from (e.path for e in walk(root, top) if not e.is_dir and not e.is_link)
-
-
-def disk_lines(path: Path) -> Iterator[str]:
-    """A file's lines decoded leniently, as ripgrep reads them; none for a binary file."""
-    try:
-        with path.open("rb") as stream:
-            if b"\0" in stream.read(SNIFF_BYTES):
-                return
-            stream.seek(0)
-            for raw in stream:
-                yield raw.decode(errors="replace").removesuffix("\n").removesuffix("\r")
-    except OSError:
-        return
 
 
 def _walk(directory: Path, ignores: Ignores, depth: int, max_depth: int | None) -> Iterator[Entry]:

@@ -17,13 +17,8 @@ from pathlib import Path
 from lsprotocol import types
 from pygls.uris import to_fs_path
 
-from tether.errors import TetherError
+from tether.errors import EditRefused
 from tether.tools.atomic import write_atomically
-
-
-class EditRefused(TetherError):
-    """A change this client cannot apply; the message says which and why."""
-
 
 PlainEdit = types.TextEdit | types.AnnotatedTextEdit
 _LINE_BREAK = re.compile(r"\r\n|\r|\n")

@@ -1,10 +1,11 @@
-"""``tether ask`` and ``tether sessions``: the terminal as an LSP client of ``tether serve``.
+"""``tether ask``, ``sessions``, ``approve``, ``deny``: the terminal as an LSP client of
+``tether serve``.
 
 It starts ``python -m tether serve`` and drives it exactly as an editor does:
 ``initialize``, ``workspace/executeCommand`` (``tether.run``, ``tether.cancel``,
-``tether.sessions``), ``tether/update`` rendered as it streams (``lsp/console.py``),
+``tether.sessions``), ``tether/update`` rendered as it streams (``console.py``),
 the approval dialog (``window/showMessageRequest``) answered at the terminal,
-``workspace/applyEdit`` applied to disk (``lsp/edits.py``), then ``shutdown`` and
+``workspace/applyEdit`` applied to disk (``disk_edits.py``), then ``shutdown`` and
 ``exit``. Ctrl-C cancels the turn (``tether.cancel``); a second Ctrl-C quits at once.
 
 Exit codes: 0 done; 1 error, stopped, or a server that failed; 3 awaiting approval;
@@ -39,9 +40,10 @@ from pygls.exceptions import JsonRpcException
 from pygls.lsp.client import LanguageClient
 
 from tether import __version__
-from tether.errors import TetherError
-from tether.lsp import edits
-from tether.lsp.console import Console, plain
+from tether.errors import ServerFailed
+from tether.lsp.pygls_private import server_process
+from tether.terminal import disk_edits
+from tether.terminal.console import Console, plain
 
 T = TypeVar("T")
 Body = Callable[["Terminal"], Awaitable[int]]
@@ -61,10 +63,6 @@ CAPABILITIES = types.ClientCapabilities(
         ),
     ),
 )
-
-
-class ServerFailed(TetherError):
-    """``tether serve`` could not start, or stopped while we needed it."""
 
 
 def ask(prompt: str, workspace: Path, session: str | None) -> int:
@@ -111,7 +109,7 @@ class Terminal:
             )
         except OSError as exc:
             raise ServerFailed(f"tether: could not start the server: {exc}") from None
-        if (process := self.client._server) is None:
+        if (process := server_process(self.client)) is None:
             raise ServerFailed("tether: could not start the server")
         self.process: asyncio.subprocess.Process = process
         self.died = asyncio.ensure_future(process.wait())
@@ -216,7 +214,9 @@ class Terminal:
     async def on_apply_edit(
         self, params: types.ApplyWorkspaceEditParams
     ) -> types.ApplyWorkspaceEditResult:
-        result = await asyncio.to_thread(edits.apply_workspace_edit, params.edit, self.encoding)
+        result = await asyncio.to_thread(
+            disk_edits.apply_workspace_edit, params.edit, self.encoding
+        )
         what = params.label or "edit"
         if result.applied:
             self.console.note(f"  ✎ applied {what}", "ok")
@@ -235,8 +235,9 @@ class Terminal:
             await self.kill()
 
     async def kill(self) -> None:
-        if self.client._server is not None and self.client._server.returncode is None:
-            self.client._server.kill()
+        process = server_process(self.client)
+        if process is not None and process.returncode is None:
+            process.kill()
             await asyncio.wait([self.died], timeout=5)
 
 

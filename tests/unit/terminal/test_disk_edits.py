@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 from lsprotocol import types
 
-from tether.lsp.edits import Lines, apply_text_edits, apply_workspace_edit
+from tether.terminal.disk_edits import Lines, apply_text_edits, apply_workspace_edit
 from tether.tools.atomic import write_atomically
 
 

@@ -1,56 +1,28 @@
-"""The agent's seams implemented over LSP: open documents and live updates."""
+"""A turn's progress, told to the editor: ``tether/update`` notifications, and a
+cancellable ``$/progress`` where the client supports it."""
 
 from __future__ import annotations
 
 import logging
 import uuid
-from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
 
 from lsprotocol import types
 from pygls.exceptions import JsonRpcException
-from pygls.uris import to_fs_path
 
 from tether.agent.events import ApprovalUpdate, StatusUpdate, ToolCallUpdate, Update
+
+if TYPE_CHECKING:
+    from tether.lsp.server import TetherServer
 
 log = logging.getLogger(__name__)
 UPDATE = "tether/update"
 
 
-class LspDocuments:
-    """Reads see the editor's open documents, unsaved edits included."""
-
-    def __init__(self, ls: Any) -> None:
-        self.ls = ls
-        self._paths: dict[str, Path] = {}  # uri -> resolved path, resolved once per uri
-
-    def _open(self) -> dict[Path, Any]:
-        """The open documents by resolved path. Reads ask this for every file they touch,
-        so a document's path is resolved (a few system calls) once, not on each ask."""
-        documents: dict[Path, Any] = {}
-        for uri, document in self.ls.workspace.text_documents.items():
-            if (path := self._paths.get(uri)) is None:
-                if (fs := to_fs_path(uri)) is None:
-                    continue
-                path = self._paths[uri] = Path(fs).resolve()
-            documents[path] = document
-        return documents
-
-    def document(self, path: Path) -> Any | None:
-        return self._open().get(path.resolve())
-
-    def live_text(self, path: Path) -> str | None:
-        document = self.document(path)
-        return document.source if document is not None else None
-
-    def open_paths(self) -> list[Path]:
-        return list(self._open())
-
-
 class LspUpdates:
     """``tether/update`` notifications, and the turn's ``$/progress`` when the client has it."""
 
-    def __init__(self, ls: Any, session: str, announce: bool = False) -> None:
+    def __init__(self, ls: TetherServer, session: str, announce: bool = False) -> None:
         self.ls = ls
         self.session = session
         self.token: str | None = None

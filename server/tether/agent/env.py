@@ -1,0 +1,20 @@
+"""What one turn runs with: its session, its settings, its tools' context, who decides
+for the person, and who watches it happen."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from tether.agent.approval import Gate
+from tether.agent.events import Updates
+from tether.config import TurnSettings
+from tether.tools.base import ToolContext
+
+
+@dataclass(frozen=True)
+class TurnEnv:
+    session: str
+    settings: TurnSettings  # fixed for the turn: new settings apply from the next one
+    ctx: ToolContext
+    gate: Gate
+    updates: Updates

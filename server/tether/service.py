@@ -1,0 +1,275 @@
+"""The service: what every front calls, one method per command of the contract.
+
+The LSP front (``lsp/``) validates a request, calls one method here and returns what
+it gives; so will any other front. The service holds no state of its own beyond
+what it was built with (``app.py``): turns, the store, the settings.
+"""
+
+from __future__ import annotations
+
+import functools
+import logging
+from collections.abc import Awaitable, Callable, Sequence
+from pathlib import Path
+from typing import Any
+
+from tether.agent.approval import Gate
+from tether.agent.compaction import Compactor
+from tether.agent.dispatch import Dispatcher
+from tether.agent.env import TurnEnv
+from tether.agent.events import StatusUpdate, Updates
+from tether.agent.liveness import as_seen, running_elsewhere
+from tether.agent.loop import Agent
+from tether.agent.parked import ParkedReply
+from tether.agent.prompt import system_prompt
+from tether.agent.schedule import Scheduler, parse_every
+from tether.agent.turns import Turns
+from tether.config import Configuration
+from tether.errors import ConfigError, NothingWaiting, Refused
+from tether.models import (
+    PARKED,
+    Compaction,
+    History,
+    Message,
+    PendingCall,
+    RecordedChoice,
+    Scope,
+    SessionInfo,
+    Task,
+    TurnResult,
+    message_to_wire,
+)
+from tether.providers import Providers
+from tether.providers.base import ToolSpec
+from tether.store import Store
+from tether.tools.base import Documents, Editor, EditsFiles, FileEdit, Tool, ToolContext
+
+log = logging.getLogger(__name__)
+Body = Callable[[Agent], Awaitable[TurnResult]]
+
+
+class Service:
+    def __init__(
+        self,
+        *,
+        workspace: Path,
+        config: Configuration,
+        store: Store,
+        tools: Sequence[Tool[Any]],
+        dispatcher: Dispatcher,
+        turns: Turns,
+        providers: Providers,
+        scheduler: Scheduler,
+        asking: Gate,
+        quiet: Gate,
+        documents: Documents,
+        editor: Editor,
+    ) -> None:
+        self.workspace = workspace
+        self.config = config
+        self.store = store
+        self.tools = {tool.name: tool for tool in tools}
+        self.dispatcher = dispatcher
+        self.turns = turns
+        self.providers = providers
+        self.scheduler = scheduler
+        self.asking = asking
+        self.quiet = quiet  # scheduled turns never pop a dialog: their calls park
+        self.documents = documents
+        self.editor = editor
+
+    # -- turns -------------------------------------------------------------------------
+
+    def open(self, prompt: str, session: str | None) -> str:
+        """The session a prompt goes to: a new one, or an existing one made whole."""
+        if session is None:
+            return self.store.sessions.create(self.workspace, prompt)
+        return self.turns.open(session).id
+
+    async def run(
+        self, session: str, prompt: str, updates: Updates, ask: bool = True
+    ) -> TurnResult:
+        seen = self.store.sessions.get(session)
+        parked = self._parked(seen)  # loaded before the turn's claim changes the status
+
+        async def body(agent: Agent) -> TurnResult:
+            if parked is not None:
+                parked.settle("the person sent a new message instead", updates)
+            return await agent.run_turn(prompt)
+
+        return await self._turn(seen, updates, body, ask)
+
+    async def approve(
+        self, session: str, calls: list[str] | None, remember: Scope | None, updates: Updates
+    ) -> TurnResult:
+        seen, parked = self._waiting(session)
+        for waiting in parked.decide(calls, RecordedChoice(decision="allow")):
+            if remember and waiting.rule_key:
+                self.asking.remember(remember, session, waiting.pending.tool, waiting.rule_key)
+        return await self._resume(seen, parked, updates)
+
+    async def deny(
+        self, session: str, calls: list[str] | None, reason: str | None, updates: Updates
+    ) -> TurnResult:
+        seen, parked = self._waiting(session)
+        parked.decide(calls, RecordedChoice(decision="deny", reason=reason or None))
+        return await self._resume(seen, parked, updates)
+
+    async def applied(self, session: str, call: str, updates: Updates) -> TurnResult:
+        """The person applied a waiting patch in the editor themselves: record it, run on."""
+        seen, parked = self._waiting(session)
+        for waiting in parked.chosen([call]):
+            if not isinstance(waiting.call.tool, EditsFiles):
+                raise Refused(f"call {call} is a {waiting.pending.tool}, not a file edit")
+        parked.decide([call], RecordedChoice(decision="applied"))
+        return await self._resume(seen, parked, updates)
+
+    def cancel(self, session: str, updates: Updates) -> bool:
+        """Cancel the running turn, or give up on a parked one: either way it ends
+        `cancelled`, every call answered."""
+        if self.turns.cancel(session):
+            return True
+        seen = self.store.sessions.get(session)
+        parked = self._parked(seen)
+        if parked is None or not self.store.sessions.claim(seen, "cancelled"):
+            return False
+        parked.settle("the person cancelled the turn", updates)
+        updates.send(StatusUpdate(session=session, status="cancelled"))
+        return True
+
+    async def _resume(self, seen: SessionInfo, parked: ParkedReply, updates: Updates) -> TurnResult:
+        return await self._turn(seen, updates, lambda agent: agent.resume_turn(parked.reply))
+
+    async def _turn(
+        self, seen: SessionInfo, updates: Updates, body: Body, ask: bool = True
+    ) -> TurnResult:
+        settings = self.config.current
+        try:
+            provider = self.providers.get(settings.provider)
+        except ConfigError as exc:
+            return TurnResult(session=seen.id, status="error", error=str(exc))
+        env = TurnEnv(
+            seen.id, settings.turn, self.tool_context(), self.asking if ask else self.quiet, updates
+        )
+        compactor = Compactor(provider, self.store, settings.turn)
+        agent = Agent(
+            provider, self.store, self.dispatcher, compactor, self.system_prompt, self.specs, env
+        )
+        return await self.turns.start(seen, lambda: body(agent), updates)
+
+    def _parked(self, info: SessionInfo) -> ParkedReply | None:
+        return ParkedReply.load(self.store, info, self.tools, self.tool_context())
+
+    def _waiting(self, session: str) -> tuple[SessionInfo, ParkedReply]:
+        info = self.turns.open(session)
+        parked = self._parked(info)
+        if parked is None:
+            raise NothingWaiting(session)
+        return info, parked
+
+    def tool_context(self) -> ToolContext:
+        settings = self.config.current
+        key = settings.provider.api_key
+        secrets = (key.get_secret_value(),) if key else ()
+        return ToolContext(self.workspace, self.documents, settings.tools, self.editor, secrets)
+
+    @functools.cached_property
+    def system_prompt(self) -> str:
+        return system_prompt(self.workspace, list(self.tools.values()))
+
+    @functools.cached_property
+    def specs(self) -> list[ToolSpec]:
+        """What the model is told of the tools (schema generation costs ~15 ms: once)."""
+        return [
+            ToolSpec(
+                name=t.name, description=t.description, parameters=t.params.model_json_schema()
+            )
+            for t in self.tools.values()
+        ]
+
+    # -- what the editor shows ------------------------------------------------------------
+
+    def sessions(self) -> list[SessionInfo]:
+        return [as_seen(info) for info in self.store.sessions.listed(self.workspace)]
+
+    def history(self, session: str) -> History:
+        """The session as a person sees it: a turn a dead server left shows as the repair
+        pass will leave it, without anything being written by this read."""
+        info = self.store.sessions.get(session)
+        parked = self._parked(info)
+        dead = not (self.turns.is_running(session) or running_elsewhere(info))
+        keep = parked.reply.seq if parked else None
+        transcript = self.store.transcript
+
+        def load(until: int | None = None) -> list[Message]:
+            return transcript.load(session, until=until, as_repaired=dead, keep=keep)
+
+        compactions = [
+            Compaction(
+                before=len(load(until=c.upto_seq)),
+                summary=c.summary,
+                created=c.created,
+            )
+            for c in self.store.compactions.listed(session)
+        ]
+        return History(
+            messages=[message_to_wire(m) for m in load()],
+            pending=parked.pending() if parked else [],
+            stats=transcript.stats(session),
+            compactions=compactions,
+        )
+
+    def pending_everywhere(self) -> dict[str, list[PendingCall]]:
+        """Every parked session's waiting calls, for the editor's code actions."""
+        parked = (
+            self._parked(s)
+            for s in self.store.sessions.listed(self.workspace)
+            if s.status == PARKED
+        )
+        return {p.session: p.pending() for p in parked if p is not None}
+
+    async def planned_edit(self, session: str, call_id: str) -> FileEdit | None:
+        parked = self._parked(self.store.sessions.get(session))
+        return await parked.planned_edit(call_id, self.tool_context()) if parked else None
+
+    # -- scheduled tasks ----------------------------------------------------------------
+
+    def schedule(self, prompt: str, every: str, session: str | None) -> Task:
+        try:
+            seconds = parse_every(every)
+        except ValueError as exc:
+            raise Refused(str(exc)) from None
+        if session is not None:
+            self.store.sessions.get(session)
+        task = self.store.tasks.add(str(self.workspace), prompt, every.strip(), seconds, session)
+        self.scheduler.wake()
+        return task
+
+    def unschedule(self, task: str) -> None:
+        self.store.tasks.remove(task)
+        self.scheduler.wake()
+
+    def tasks(self) -> list[Task]:
+        return self.store.tasks.listed(str(self.workspace))
+
+    async def serve_schedule(self, updates_for: Callable[[str], Updates]) -> None:
+        """Run due tasks until cancelled, through the same turn path as ``run``."""
+
+        async def run(task: Task) -> None:
+            session = task.session
+            try:
+                if session is not None and self.store.sessions.get(session).status == PARKED:
+                    raise Refused("its session waits for approval")
+                session = self.open(task.prompt, session)
+                result = await self.run(session, task.prompt, updates_for(session), ask=False)
+            except Refused as exc:  # a busy session too
+                self.store.tasks.finished(task.id, f"skipped: {exc}", session or "")
+                return
+            self.store.tasks.finished(task.id, result.status, session)
+
+        await self.scheduler.serve(run)
+
+    async def shutdown(self) -> None:
+        await self.turns.shutdown()
+        await self.providers.aclose()
+        self.store.close()

@@ -1,0 +1,102 @@
+"""The gate: a recorded decision, then a remembered rule, then the person; a dismissed
+question parks the call and is not asked again."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from tests.unit.agent.harness import ScriptedPerson
+from tether.agent.approval import Allow, Applied, Deny, Gate
+from tether.errors import ToolError
+from tether.models import PendingCall, RecordedChoice
+from tether.store import Store
+from tether.tools.base import RuleKey
+
+CALL = PendingCall(call_id="c1", tool="command", arguments={}, summary="git status")
+KEY = RuleKey(key="git status", words="run `git status …` commands")
+
+
+@pytest.fixture
+def gate(tmp_path: Path) -> Gate:
+    return Gate(Store(tmp_path / "s.sqlite3"), ScriptedPerson(), tmp_path)
+
+
+def person(gate: Gate) -> ScriptedPerson:
+    assert isinstance(gate.person, ScriptedPerson)
+    return gate.person
+
+
+async def preview() -> str:
+    return "$ git status"
+
+
+async def no_preview() -> str:
+    raise ToolError("a recorded decision or a rule needs no preview")
+
+
+def reply_at(gate: Gate) -> tuple[str, int, int]:
+    store = gate.store
+    session = store.sessions.create(Path("/ws"), "t")
+    from tests.support.doubles import reply
+
+    stored = store.transcript.append_reply(session, reply(("command", {"command": "git status"})))
+    return (session, stored.seq, 0)
+
+
+@pytest.mark.parametrize(
+    ("recorded", "decision"),
+    [
+        (RecordedChoice(decision="allow"), Allow()),
+        (RecordedChoice(decision="deny", reason="not now"), Deny(reason="not now")),
+        (RecordedChoice(decision="deny"), Deny()),
+        (RecordedChoice(decision="applied"), Applied()),
+    ],
+)
+async def test_a_recorded_decision_is_taken_without_asking(
+    gate: Gate, recorded: RecordedChoice, decision: object
+) -> None:
+    assert await gate.decide(reply_at(gate), CALL, no_preview, KEY, recorded) == decision
+    assert person(gate).asked == []
+
+
+async def test_a_rule_allows_without_asking_and_says_so(gate: Gate) -> None:
+    at = reply_at(gate)
+    gate.remember("workspace", at[0], "command", KEY)
+    decision = await gate.decide(at, CALL, no_preview, KEY, None)
+    assert isinstance(decision, Allow) and decision.by == f"rule: {KEY.words} (workspace)"
+
+
+async def test_allow_always_remembers_a_workspace_rule(gate: Gate) -> None:
+    at = reply_at(gate)
+    person(gate).decisions = ["always"]
+    assert await gate.decide(at, CALL, preview, KEY, None) == Allow()
+    assert gate.store.rules.match("another session", gate.workspace, "command", KEY.key)
+
+
+async def test_a_dismissed_question_parks_and_is_not_asked_again(gate: Gate) -> None:
+    at = reply_at(gate)
+    person(gate).decisions = [None]
+    assert await gate.decide(at, CALL, preview, KEY, None) is None
+    last = gate.store.transcript.last_reply(at[0])
+    assert last is not None and last.choices == {0: RecordedChoice(decision="dismissed")}
+
+    assert await gate.decide(at, CALL, no_preview, KEY, last.choices[0]) is None
+    assert len(person(gate).asked) == 1
+
+
+async def test_nobody_to_ask_parks_at_once(tmp_path: Path) -> None:
+    person = ScriptedPerson()
+    person.can_ask = lambda: False  # type: ignore[method-assign]
+    gate = Gate(Store(tmp_path / "s.sqlite3"), person, tmp_path)
+    assert await gate.decide(reply_at(gate), CALL, no_preview, KEY, None) is None
+    assert person.asked == []
+
+
+async def test_a_failing_budget_question_grants_nothing(gate: Gate) -> None:
+    async def fails(session: str, budget: int, asked: int) -> bool:
+        raise ToolError("the client went away")
+
+    person(gate).extend_budget = fails  # type: ignore[method-assign]
+    assert await gate.extend_budget("s", 10, 2) is False
