@@ -20,7 +20,7 @@ from tether.agent.env import TurnEnv
 from tether.agent.events import StatusUpdate, Updates
 from tether.agent.liveness import as_seen, running_elsewhere
 from tether.agent.loop import Agent
-from tether.agent.parked import ParkedReply
+from tether.agent.parked import ParkedReply, planned_edit
 from tether.agent.prompt import system_prompt
 from tether.agent.schedule import Scheduler, parse_every
 from tether.agent.turns import Turns
@@ -228,9 +228,10 @@ class Service:
         )
         return {p.session: p.pending() for p in parked if p is not None}
 
-    async def planned_edit(self, session: str, call_id: str) -> FileEdit | None:
-        parked = self._parked(self.store.sessions.get(session))
-        return await parked.planned_edit(call_id, self.tool_context()) if parked else None
+    async def planned_edit(self, session: str, call_id: str) -> FileEdit:
+        """What a waiting patch would do to its file; ``Refused`` says why there is nothing."""
+        self.store.sessions.get(session)
+        return await planned_edit(self.store, session, call_id, self.tools, self.tool_context())
 
     # -- scheduled tasks ----------------------------------------------------------------
 

@@ -67,6 +67,7 @@ class Editor:
             for edit in sorted(
                 change.edits, key=lambda e: offset(text, e.range.start), reverse=True
             ):
+                assert isinstance(edit, types.TextEdit | types.AnnotatedTextEdit)  # no snippets
                 start, end = offset(text, edit.range.start), offset(text, edit.range.end)
                 text = text[:start] + edit.new_text + text[end:]
             self.change(uri, text)
@@ -147,9 +148,9 @@ def prefer_code_actions(client: LanguageClient) -> None:
     converter = client.protocol._converter
 
     def structure(value: Any, _: Any) -> types.Command | types.CodeAction:
-        command_only = isinstance(value.get("command"), str)
-        kind = types.Command if command_only else types.CodeAction
-        return converter.structure(value, kind)  # type: ignore[no-any-return]
+        if isinstance(value.get("command"), str):
+            return converter.structure(value, types.Command)
+        return converter.structure(value, types.CodeAction)
 
     converter.register_structure_hook(types.Command | types.CodeAction, structure)
     union = typing.Union[types.Command, types.CodeAction]  # noqa: UP007 (cattrs tells them apart)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 from pathlib import Path
+from typing import Any
 
 from lsprotocol import types
 
@@ -11,17 +12,17 @@ from tests.e2e.conftest import Editor, StartEditor
 from tests.support.provider_stub import ProviderStub, hang, text
 
 
-async def start_hanging_turn(editor: Editor, stub: ProviderStub, msg_id: str) -> asyncio.Task:
+async def start_hanging_turn(editor: Editor, stub: ProviderStub, msg_id: str) -> asyncio.Task[Any]:
+    """Start a turn and return once its request hangs at the provider."""
     stub.script(hang(30))
+    sent = len(stub.requests)
     task = asyncio.create_task(editor.command("tether.run", {"prompt": "wait"}, msg_id=msg_id))
     await editor.wait_for_update(lambda u: u["kind"] == "status" and u["status"] == "running")
-    async with asyncio.timeout(10):
-        while not stub.requests:
-            await asyncio.sleep(0.02)
+    await stub.wait_for_requests_async(sent + 1, timeout=10)
     return task
 
 
-async def assert_cancelled(editor: Editor, task: asyncio.Task) -> None:
+async def assert_cancelled(editor: Editor, task: asyncio.Task[Any]) -> None:
     async with asyncio.timeout(10):
         result = await task
     assert result["status"] == "cancelled"
@@ -46,8 +47,9 @@ async def test_cancelling_the_progress_ends_the_turn(
     editor = await start_editor()
     task = await start_hanging_turn(editor, stub, "run-2")
     (token,) = editor.client.progress_reports
-    begin = editor.client.progress_reports[token][0]
-    assert begin.cancellable is True
+    # pytest-lsp keeps each report's value (typed there as the whole ProgressParams).
+    begin: object = editor.client.progress_reports[token][0]
+    assert isinstance(begin, types.WorkDoneProgressBegin) and begin.cancellable is True
 
     editor.client.window_work_done_progress_cancel(types.WorkDoneProgressCancelParams(token=token))
     await assert_cancelled(editor, task)

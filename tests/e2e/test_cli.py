@@ -8,6 +8,7 @@ import os
 import signal
 import socket
 import sys
+import textwrap
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -131,7 +132,7 @@ async def test_sessions_are_listed_newest_first(
     env = cli_env(stub, home)
     stub.script(text("a"), text("b"))
     older = session_of(await tether("ask", "older", cwd=workspace, env=env))
-    await asyncio.sleep(0.01)
+    # The second ask starts only once the first has exited: its session is the newer.
     newer = session_of(await tether("ask", "newer", cwd=workspace, env=env))
 
     listed = await tether("sessions", cwd=workspace, env=env)
@@ -332,8 +333,9 @@ def crashing_server(tmp_path: Path, env: dict[str, str], code: str) -> dict[str,
     """The environment with a ``sitecustomize`` that runs ``code`` in ``tether serve`` only."""
     site = tmp_path / "site"
     site.mkdir()
+    body = textwrap.indent(textwrap.dedent(code).strip(), "    ")
     (site / "sitecustomize.py").write_text(
-        f"import sys\nif sys.orig_argv[-1:] == ['serve']:\n    {code}\n"
+        f"import sys\nif sys.orig_argv[-1:] == ['serve']:\n{body}\n"
     )
     return env | {"PYTHONPATH": os.pathsep.join([str(site), env.get("PYTHONPATH", "")])}
 
@@ -358,10 +360,21 @@ async def test_a_server_that_dies_mid_turn_is_one_line_and_exit_1(
     stub: ProviderStub, workspace: Path, home: Path, tmp_path: Path
 ) -> None:
     stub.script(hang(30))
-    die = "import os, threading; threading.Timer(1.5, os._exit, [9]).start()"
-    env = crashing_server(tmp_path, cli_env(stub, home), die)
+    told = tmp_path / "die-now"
+    die_when_told = f"""
+        import os, threading, time
+        def die_when_told():
+            while not os.path.exists({str(told)!r}):
+                time.sleep(0.01)
+            os._exit(9)
+        threading.Thread(target=die_when_told, daemon=True).start()
+    """
+    env = crashing_server(tmp_path, cli_env(stub, home), die_when_told)
 
-    ran = await tether("ask", "hi", cwd=workspace, env=env, timeout=20)
+    asking = asyncio.create_task(tether("ask", "hi", cwd=workspace, env=env, timeout=20))
+    await stub.wait_for_requests_async(1, timeout=15)  # mid-turn: the request hangs
+    told.touch()
+    ran = await asking
 
     assert ran.code == 1
     assert "the server stopped unexpectedly (exit code 9)" in ran.err

@@ -15,9 +15,7 @@ async def test_kill_9_mid_turn_then_restart_continues_with_a_valid_request(
     (editor.workspace / "a.txt").write_text("kept across the crash\n")
     stub.script(tool_calls(("fs-read", {"path": "a.txt"}), ("fs-list", {})), hang(60))
     turn = asyncio.create_task(editor.run("read a.txt"))
-    async with asyncio.timeout(15):
-        while len(stub.requests) < 2:
-            await asyncio.sleep(0.02)
+    await stub.wait_for_requests_async(2, timeout=15)  # the tools ran; the second request hangs
     session = next(u["session"] for u in editor.updates)
 
     editor.kill()

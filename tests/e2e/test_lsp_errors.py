@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import pytest
+from lsprotocol import types
 from pygls.exceptions import JsonRpcException
 
 from tests.e2e.conftest import Editor, StartEditor, server_env
@@ -32,7 +34,7 @@ async def assert_alive(editor: Editor) -> None:
     ],
 )
 async def test_bad_commands_get_json_rpc_errors(
-    start_editor: StartEditor, command: str, arguments: list, expected: str
+    start_editor: StartEditor, command: str, arguments: list[Any], expected: str
 ) -> None:
     editor = await start_editor()
     with pytest.raises(JsonRpcException) as raised:
@@ -57,12 +59,17 @@ async def test_garbage_on_the_wire_does_not_bring_the_server_down(
 
 
 async def test_a_bad_environment_variable_is_reported_and_the_server_still_serves(
-    start_editor: StartEditor, stub: ProviderStub, home: Path
+    start_editor: StartEditor, stub: ProviderStub, home: Path, tmp_path: Path
 ) -> None:
-    editor = await start_editor(env=server_env(stub, home, TETHER_PROVIDER="ollama"))
+    # The server falls back to its defaults, state_dir included: keep that in tmp_path.
+    defaults = {"XDG_STATE_HOME": str(tmp_path / "state"), "HOME": str(tmp_path)}
+    env = server_env(stub, home, TETHER_PROVIDER="ollama", **defaults)
+    editor = await start_editor(env=env)
 
     await assert_alive(editor)
-    assert any("kind" in m.message for m in editor.client.messages)
+    (shown,) = editor.client.messages
+    assert shown.type == types.MessageType.Warning
+    assert "provider.kind" in shown.message and "'ollama'" in shown.message
 
 
 async def test_warnings_reach_the_editors_log(
@@ -73,4 +80,5 @@ async def test_warnings_reach_the_editors_log(
 
     await editor.run("hello")
 
-    assert any("429" in m.message for m in editor.client.log_messages)
+    (warning,) = [m for m in editor.client.log_messages if "HTTP 429" in m.message]
+    assert warning.type == types.MessageType.Warning and "retrying" in warning.message

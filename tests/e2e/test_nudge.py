@@ -134,4 +134,4 @@ async def test_compaction_summarises_older_rounds_and_the_nudge_survives_it_once
     (compaction,) = history["compactions"]
     assert compaction["before"] == 3 and "SUMMARY-1" in compaction["summary"]
     files = [f for f in home.rglob("*") if f.is_file()]
-    assert all(b"batch call" not in f.read_bytes() for f in files)
+    assert files and all(b"batch call" not in f.read_bytes() for f in files)

@@ -18,12 +18,6 @@ async def tasks(editor: Editor) -> list[dict[str, Any]]:
     return list((await editor.command("tether.tasks", {}))["tasks"])
 
 
-async def wait_for_requests(stub: ProviderStub, count: int, within: float = 15) -> None:
-    async with asyncio.timeout(within):
-        while len(stub.requests) < count:
-            await asyncio.sleep(0.05)
-
-
 async def wait_for_status(editor: Editor, task: str, within: float = 15) -> dict[str, Any]:
     async with asyncio.timeout(within):
         while True:
@@ -84,18 +78,24 @@ async def test_a_scheduled_approval_parks_and_is_announced_without_a_dialog(
 async def test_a_task_missed_while_the_server_was_down_runs_once_at_start(
     start_editor: StartEditor, stub: ProviderStub
 ) -> None:
+    every_s = 1
     editor = await start_editor()
-    await editor.command("tether.schedule", {"prompt": "tick", "every": "2s"})
+    await editor.command("tether.schedule", {"prompt": "tick", "every": f"{every_s}s"})
     editor.kill()
-    await asyncio.sleep(5)  # two slots pass with no server
+    # Wall-clock time must pass on purpose: two slots go by while no server runs (the
+    # shortest interval the behaviour needs, plus a margin).
+    await asyncio.sleep(2 * every_s + 0.2)
 
     stub.script(text("tock"), text("tock again"))
     restarted = await start_editor()
-    await wait_for_requests(stub, 1)
-    await asyncio.sleep(1)
-
-    assert len(stub.requests) == 1
+    # The next run comes from the next slot, a whole interval after the catch-up run;
+    # a run per missed slot would have followed the first at once.
+    await stub.wait_for_requests_async(2, timeout=15)
     (listed,) = await tasks(restarted)
+    await restarted.command("tether.unschedule", {"task": listed["id"]})
+
+    first, second = stub.arrivals[:2]
+    assert second - first > every_s / 2
     assert listed["last_status"] == "done"
 
 

@@ -39,8 +39,10 @@ async def test_plain_answer_streams_and_is_kept(
     sessions = (await editor.command("tether.sessions", {}))["sessions"]
     assert [s["id"] for s in sessions] == [result["session"]]
     assert sessions[0]["status"] == "done" and sessions[0]["title"] == "say hello"
-    # The key is never stored.
-    assert all(API_KEY.encode() not in f.read_bytes() for f in home.rglob("*") if f.is_file())
+    # The key is never stored (and the store is there to look in).
+    stored = [f for f in home.rglob("*") if f.is_file()]
+    assert any(f.name == "sessions.sqlite3" for f in stored), stored
+    assert all(API_KEY.encode() not in f.read_bytes() for f in stored)
 
 
 async def test_tool_round_trip_sends_the_result_back(
@@ -157,6 +159,7 @@ async def test_serves_over_tcp(stub: ProviderStub, home: Path, workspace: Path) 
         result = await client.workspace_execute_command_async(
             types.ExecuteCommandParams(command="tether.run", arguments=[{"prompt": "hi"}])
         )
+        assert result is not None
         assert result["status"] == "done" and result["answer"] == "over tcp"
         await client.shutdown_session()
         async with asyncio.timeout(10):

@@ -59,7 +59,7 @@ class _Message(Scripted):
         ids = [exchange.stub.next_call_id() for _ in self.calls]
         stop = "max_tokens" if self.cut_off else "tool_use" if self.calls else "end_turn"
         out_tokens = max(1, (len(self.content) + sum(len(n) + len(a) for n, a in self.calls)) // 4)
-        message = {
+        message: dict[str, Any] = {
             "id": f"msg_{uuid.uuid4().hex[:24]}",
             "type": "message",
             "role": "assistant",

@@ -21,6 +21,7 @@ import itertools
 import json
 import socket
 import threading
+import time
 from collections import deque
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any, ClassVar, Self
@@ -63,7 +64,8 @@ class Headers(dict[str, str]):
 
 
 class LoopbackStub:
-    """Records ``requests`` (bodies) and ``headers``; answers them with what was scripted."""
+    """Records ``requests`` (bodies), ``headers`` and ``arrivals`` (when each came, by
+    ``time.monotonic()``); answers them with what was scripted."""
 
     route: ClassVar[str]  # the one path served, e.g. "/v1/chat/completions"
     base_path: ClassVar[str]  # what ``url`` ends with, e.g. "/v1"
@@ -72,6 +74,7 @@ class LoopbackStub:
     def __init__(self) -> None:
         self.requests: list[dict[str, Any]] = []
         self.headers: list[dict[str, str]] = []
+        self.arrivals: list[float] = []  # time.monotonic() as each request arrived
         self._queue: deque[Scripted] = deque()
         # Guards the queue and the records; notified at each request and at stop.
         self._lock = threading.Condition()
@@ -159,6 +162,7 @@ class LoopbackStub:
         with self._lock:
             self.requests.append(body)
             self.headers.append(headers)
+            self.arrivals.append(time.monotonic())
             self._lock.notify_all()
             return self._queue.popleft() if self._queue else self.error_reply(500, NO_REPLY_LEFT)
 

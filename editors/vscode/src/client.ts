@@ -19,8 +19,10 @@ import {
 import { serverLaunch } from './configuration';
 import {
   parseUpdate,
+  type Commands,
   type History,
-  type SessionInfo,
+  type Planned,
+  type SessionSummary,
   type TurnResult,
   type Update,
 } from './view/protocol';
@@ -70,16 +72,20 @@ export class TetherClient implements vscode.Disposable {
   }
 
   async cancel(session: string): Promise<boolean> {
-    const result = await this.execute<{ cancelled: boolean }>('tether.cancel', { session });
-    return result.cancelled;
+    return (await this.execute('tether.cancel', { session })).cancelled;
   }
 
-  async sessions(): Promise<SessionInfo[]> {
-    return (await this.execute<{ sessions: SessionInfo[] }>('tether.sessions', {})).sessions;
+  async sessions(): Promise<SessionSummary[]> {
+    return (await this.execute('tether.sessions', {})).sessions;
   }
 
   history(session: string): Promise<History> {
     return this.execute('tether.history', { session });
+  }
+
+  /** The file a waiting patch edits, as it is now and as the patch would leave it. */
+  planned(session: string, call: string): Promise<Planned> {
+    return this.execute('tether.planned', { session, call });
   }
 
   async dispose(): Promise<void> {
@@ -87,14 +93,18 @@ export class TetherClient implements vscode.Disposable {
     await this.client?.dispose();
   }
 
-  private async execute<T>(command: string, argument: Record<string, unknown>): Promise<T> {
+  /** One command of the contract, its argument and result typed by the contract's schema. */
+  private async execute<C extends keyof Commands>(
+    command: C,
+    argument: Commands[C]['argument'],
+  ): Promise<Commands[C]['result']> {
     const client = await this.start();
     const defined = Object.fromEntries(Object.entries(argument).filter(([, v]) => v !== undefined));
     const result: unknown = await client.sendRequest(ExecuteCommandRequest.type, {
       command,
       arguments: [defined],
     });
-    return result as T;
+    return result as Commands[C]['result'];
   }
 
   private async launch(): Promise<LanguageClient> {

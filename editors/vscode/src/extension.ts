@@ -35,7 +35,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
       return sessions;
     },
     history: (session) => client.history(session),
-    showDiff: (call) => diffs.show(call),
+    showDiff: async (call) => diffs.show(call.id, await client.planned(call.session, call.id)),
   };
   const view = new ChatView(context.extensionUri, () => controller);
   const controller = new ChatController(backend, (message) => {

@@ -25,7 +25,7 @@ describe('the chat controller', () => {
     assert.deepEqual(backend.calls[0], ['run', 'hello there', undefined]);
     assert.equal(posted.lastStatus(), 'running');
 
-    chat.update({ kind: 'status', session: S, status: 'running' });
+    chat.update({ kind: 'status', session: S, status: 'running', detail: null });
     for (const text of ['Hel', 'lo ', 'back']) {
       chat.update({ kind: 'text', session: S, text });
     }
@@ -58,7 +58,7 @@ describe('the chat controller', () => {
   it('ignores updates of other sessions', async () => {
     await chat.open(null);
     const asked = chat.receive({ type: 'ask', prompt: 'mine' });
-    chat.update({ kind: 'status', session: S, status: 'running' });
+    chat.update({ kind: 'status', session: S, status: 'running', detail: null });
     chat.update({ kind: 'text', session: 'other', text: 'not mine' });
     chat.update({ kind: 'text', session: S, text: 'mine too' });
     backend.runResult.resolve({ session: S, status: 'done', answer: 'mine too' });
@@ -80,9 +80,9 @@ describe('the chat controller', () => {
     chat.update(call('c1', 'a.txt'));
     chat.update(call('c2', 'b.txt'));
     clock = 1_120;
-    chat.update({ kind: 'tool_result', session: S, call_id: 'c2', tool: 'fs-read', status: 'ok', content: 'B' });
+    chat.update({ kind: 'tool_result', session: S, call_id: 'c2', tool: 'fs-read', status: 'ok', content: 'B', started_at: null, ended_at: null });
     clock = 1_450;
-    chat.update({ kind: 'tool_result', session: S, call_id: 'c1', tool: 'fs-read', status: 'error', content: 'no such file' });
+    chat.update({ kind: 'tool_result', session: S, call_id: 'c1', tool: 'fs-read', status: 'error', content: 'no such file', started_at: null, ended_at: null });
     backend.runResult.resolve({ session: S, status: 'done', answer: 'read' });
     await asked;
 
@@ -93,7 +93,7 @@ describe('the chat controller', () => {
 
   it('shows a waiting call as a card and sends the card answer to the backend', async () => {
     const asked = chat.receive({ type: 'ask', prompt: 'patch it' });
-    chat.update({ kind: 'status', session: S, status: 'running' });
+    chat.update({ kind: 'status', session: S, status: 'running', detail: null });
     chat.update({
       kind: 'tool_call',
       session: S,
@@ -112,7 +112,7 @@ describe('the chat controller', () => {
     clock = 1_300;
     chat.update({ kind: 'approval', session: S, call_id: 'p1', tool: 'patch', summary: 'app.py (1 edit)', decision: 'allowed' });
     clock = 1_340;
-    chat.update({ kind: 'tool_result', session: S, call_id: 'p1', tool: 'patch', status: 'ok', content: 'patched app.py' });
+    chat.update({ kind: 'tool_result', session: S, call_id: 'p1', tool: 'patch', status: 'ok', content: 'patched app.py', started_at: null, ended_at: null });
     like(posted.entries().get('p1'), { approval: 'allowed', state: 'ok', durationMs: 40 });
 
     await chat.receive({ type: 'decide', callId: 'p1', answer: 'deny' });
@@ -127,7 +127,7 @@ describe('the chat controller', () => {
     chat.update({ kind: 'approval', session: S, call_id: 'd1', tool: 'command', summary: 'rm -rf build', decision: 'pending' });
     clock = 5_000;
     chat.update({ kind: 'approval', session: S, call_id: 'd1', tool: 'command', summary: 'rm -rf build', decision: 'denied' });
-    chat.update({ kind: 'tool_result', session: S, call_id: 'd1', tool: 'command', status: 'denied', content: 'denied: the person denied it' });
+    chat.update({ kind: 'tool_result', session: S, call_id: 'd1', tool: 'command', status: 'denied', content: 'denied: the person denied it', started_at: null, ended_at: null });
     const entry = posted.entries().get('d1');
     like(entry, { state: 'denied', approval: 'denied' });
     assert.equal((entry as { durationMs?: number }).durationMs, undefined);
@@ -168,7 +168,7 @@ describe('the chat controller', () => {
     assert.ok(texts.includes('built it'));
   });
 
-  it('reopens an earlier session from its history', async () => {
+  it('reopens an earlier session from its history, marking where it was compacted', async () => {
     backend.histories.set('old', {
       messages: [
         { role: 'user', content: 'list files' },
@@ -187,7 +187,16 @@ describe('the chat controller', () => {
         { role: 'assistant', content: '', tool_calls: [{ id: 'r2', name: 'command', arguments: '{"command": "rm b.py"}' }] },
       ],
       pending: [{ call_id: 'r2', tool: 'command', arguments: { command: 'rm b.py' }, summary: 'rm b.py' }],
-      stats: { tool_calls: 1, tool_time_s: 0.25, tool_time_sum_s: 0.25 },
+      stats: {
+        tool_calls: 1,
+        tool_time_s: 0.25,
+        tool_time_sum_s: 0.25,
+        requests: 3,
+        input_tokens: 1200,
+        output_tokens: 80,
+        turns: [{ requests: 3, input_tokens: 1200, output_tokens: 80 }],
+      },
+      compactions: [{ before: 4, summary: 'The person listed src.', created: '2026-11-01T10:05:00.000Z' }],
     });
     await chat.receive({ type: 'open', session: 'old' });
 
@@ -199,6 +208,7 @@ describe('the chat controller', () => {
       { kind: 'user', text: 'list files' },
       { kind: 'tool', id: 'r1', tool: 'fs-list', summary: 'src', state: 'ok', durationMs: 250 },
       { kind: 'assistant', text: 'two files' },
+      { kind: 'notice', tone: 'info', text: 'The context was compacted here: the model sees what is above as a summary.' },
       { kind: 'user', text: 'delete b.py' },
       { kind: 'tool', id: 'r2', tool: 'command', summary: 'rm b.py', approval: 'pending', arguments: { command: 'rm b.py' } },
     ]);
@@ -242,9 +252,22 @@ describe('the chat controller', () => {
     assert.equal(posted.lastStatus(), 'cancelled');
   });
 
+  it('says why a diff cannot be shown, and leaves the running turn alone', async () => {
+    const asked = chat.receive({ type: 'ask', prompt: 'patch it' });
+    chat.update({ kind: 'status', session: S, status: 'running', detail: null });
+    chat.update({ kind: 'tool_call', session: S, call_id: 'p2', tool: 'patch', arguments: { path: 'a' }, summary: 'a' });
+    backend.diffResult = Promise.reject(new Error("no pending call p2 in session 'sess-1'"));
+    await chat.receive({ type: 'diff', callId: 'p2' });
+    const notices = [...posted.entries().values()].filter((e) => (e as { kind: string }).kind === 'notice');
+    like(notices, [{ tone: 'error', text: "Show diff failed: no pending call p2 in session 'sess-1'" }]);
+    assert.equal(chat.status, 'running');
+    backend.runResult.resolve({ session: S, status: 'done', answer: 'ok' });
+    await asked;
+  });
+
   it('shows a provider error once, from the status update or the result', async () => {
     const asked = chat.receive({ type: 'ask', prompt: 'hi' });
-    chat.update({ kind: 'status', session: S, status: 'running' });
+    chat.update({ kind: 'status', session: S, status: 'running', detail: null });
     chat.update({ kind: 'status', session: S, status: 'error', detail: 'provider: 401 invalid key' });
     backend.runResult.resolve({ session: S, status: 'error', error: 'provider: 401 invalid key' });
     await asked;

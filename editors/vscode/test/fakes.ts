@@ -4,7 +4,7 @@ import type { Backend } from '../src/view/controller';
 import type {
   Answer,
   History,
-  SessionInfo,
+  SessionSummary,
   ToView,
   ToolEntry,
   TurnResult,
@@ -30,7 +30,7 @@ export class FakeBackend implements Backend {
   readonly calls: unknown[][] = [];
   runResult = deferred<TurnResult>();
   decideResult: Promise<TurnResult | undefined> = Promise.resolve(undefined);
-  sessionList: SessionInfo[] = [];
+  sessionList: SessionSummary[] = [];
   histories = new Map<string, History>();
 
   run(prompt: string, session: string | undefined): Promise<TurnResult> {
@@ -53,7 +53,7 @@ export class FakeBackend implements Backend {
     return Promise.resolve(true);
   }
 
-  sessions(): Promise<SessionInfo[]> {
+  sessions(): Promise<SessionSummary[]> {
     this.calls.push(['sessions']);
     return Promise.resolve(this.sessionList);
   }
@@ -64,9 +64,11 @@ export class FakeBackend implements Backend {
     return history ? Promise.resolve(history) : Promise.reject(new Error(`unknown session ${session}`));
   }
 
+  diffResult: Promise<void> = Promise.resolve();
+
   showDiff(call: ToolEntry): Promise<void> {
     this.calls.push(['showDiff', call.id]);
-    return Promise.resolve();
+    return this.diffResult;
   }
 }
 

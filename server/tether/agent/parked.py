@@ -4,8 +4,8 @@ Parking needs no state of its own (``shared/spec/dispatch.md``): a session whose
 status is ``awaiting_approval`` has a last reply with calls left unanswered, and
 decisions recorded on them since. Everything asked of a parked reply is answered
 here, from one load: what waits (``waiting``), recording a decision (``decide``),
-giving up on it (``settle``), and the edit a waiting patch would make
-(``planned_edit``).
+and giving up on it (``settle``); ``planned_edit`` gives the edit a waiting patch
+would make, whether it waits parked or on its open dialog.
 """
 
 from __future__ import annotations
@@ -98,13 +98,24 @@ class ParkedReply:
         """Give up on the reply: every call it left open is answered as never run."""
         Answers(self.store, self.reply, updates).close(why)
 
-    async def planned_edit(self, call_id: str, ctx: ToolContext) -> FileEdit | None:
-        """The file edit a waiting call would make, for the editor to preview."""
-        for w in self.waiting:
-            tool = w.call.tool
-            if w.pending.call_id == call_id and isinstance(tool, EditsFiles):
-                try:
-                    return await tool.plan(w.call.params, ctx)
-                except ToolError:
-                    return None
-        return None
+
+async def planned_edit(
+    store: Store, session: str, call_id: str, tools: dict[str, Tool[Any]], ctx: ToolContext
+) -> FileEdit:
+    """The file edit a waiting call would make (its dialog open, or parked), for the editor
+    to preview; ``Refused`` says why there is none."""
+    reply = store.transcript.last_reply(session)
+    waiting = [
+        prepare(tools, ctx, idx, call)
+        for idx, call in enumerate(reply.calls if reply else ())
+        if call.id == call_id and reply is not None and idx not in reply.answered
+    ]
+    if not waiting:
+        raise NotFound(f"no pending call {call_id} in session {session!r}")
+    c = waiting[0]
+    if not isinstance(c, Prepared) or not isinstance(c.tool, EditsFiles):
+        raise Refused(f"call {call_id} is a {c.call.name}, not a file edit")
+    try:
+        return await c.tool.plan(c.params, ctx)
+    except ToolError as exc:
+        raise Refused(f"call {call_id} does not apply to the file as it is now: {exc}") from None

@@ -8,6 +8,7 @@ from pathlib import Path
 from lsprotocol import types
 from pygls.uris import to_fs_path
 
+from tether.errors import Refused
 from tether.lsp.server import TetherServer
 from tether.models import PendingCall
 
@@ -42,8 +43,11 @@ async def _patch_action(
     ls: TetherServer, session: str, call: PendingCall, params: types.CodeActionParams
 ) -> types.CodeAction | None:
     """For a pending patch of this very document: the patch itself, to preview and apply."""
-    planned = await ls.service.planned_edit(session, call.call_id)
-    if planned is None or planned.path.resolve().as_uri() != _normal(params.text_document.uri):
+    try:
+        planned = await ls.service.planned_edit(session, call.call_id)
+    except Refused:  # not a file edit, or one that no longer applies: nothing to preview
+        return None
+    if planned.path.resolve().as_uri() != _normal(params.text_document.uri):
         return None
     edit = ls.editor.workspace_edit(planned)
     if edit is None:

@@ -1,79 +1,39 @@
-"""The contract's commands: each validates its argument, calls the service, returns a model."""
+"""The contract's commands: each validates its argument, calls the service, returns a model.
+
+A handler is registered with ``@command(name, Argument)``; ``register`` hands them all
+to the server. Commands that run a turn do it ``in_view``: where the editor can watch
+and stop it.
+"""
 
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
+from typing import Any, TypeVar
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel
 
-from tether.lsp.errors import json_rpc_errors
+from tether.lsp.arguments import (
+    AppliedArgument,
+    ApproveArgument,
+    Cancelled,
+    DenyArgument,
+    NoArgument,
+    Planned,
+    PlannedArgument,
+    RunArgument,
+    ScheduleArgument,
+    Scheduled,
+    SessionArgument,
+    Sessions,
+    SessionSummary,
+    TaskArgument,
+    TaskList,
+    Unscheduled,
+)
+from tether.lsp.errors import Handler, json_rpc_errors
 from tether.lsp.server import TetherServer
 from tether.lsp.updates import LspUpdates
-from tether.models import History, Scope, Task, TurnResult
-
-
-class Argument(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
-
-
-class RunArgument(Argument):
-    prompt: str = Field(min_length=1)
-    session: str | None = None
-
-
-class SessionArgument(Argument):
-    session: str
-
-
-class NoArgument(Argument):
-    pass
-
-
-class ApproveArgument(Argument):
-    session: str
-    calls: list[str] | None = None
-    remember: Scope | None = None
-
-
-class DenyArgument(Argument):
-    session: str
-    calls: list[str] | None = None
-    reason: str | None = None
-
-
-class AppliedArgument(Argument):
-    session: str
-    call: str
-
-
-class ScheduleArgument(Argument):
-    prompt: str = Field(min_length=1)
-    every: str
-    session: str | None = None
-
-
-class TaskArgument(Argument):
-    task: str
-
-
-class Scheduled(BaseModel):
-    task: str
-
-
-class Unscheduled(BaseModel):
-    removed: bool
-
-
-class TaskList(BaseModel):
-    tasks: list[Task]
-
-
-class Cancelled(BaseModel):
-    cancelled: bool
-
-
-class Sessions(BaseModel):
-    sessions: list[dict[str, str]]
+from tether.models import History, TurnResult
 
 
 async def in_view(
@@ -97,74 +57,89 @@ async def in_view(
         ls.progress_sessions.pop(token, None)
 
 
+A = TypeVar("A", bound=BaseModel)
+COMMANDS: list[tuple[str, Callable[..., Awaitable[Any]]]] = []
+
+
+def command(name: str, argument: type[A]) -> Callable[[Handler[A]], Handler[A]]:
+    def add(handler: Handler[A]) -> Handler[A]:
+        COMMANDS.append((name, json_rpc_errors(argument)(handler)))
+        return handler
+
+    return add
+
+
 def register(server: TetherServer) -> None:
-    @server.command("tether.run")
-    @json_rpc_errors(RunArgument)
-    async def run(ls: TetherServer, arg: RunArgument) -> TurnResult:
-        session = ls.service.open(arg.prompt, arg.session)
-        return await in_view(
-            ls, session, arg.prompt, lambda updates: ls.service.run(session, arg.prompt, updates)
-        )
+    for name, handler in COMMANDS:
+        server.command(name)(handler)
 
-    @server.command("tether.approve")
-    @json_rpc_errors(ApproveArgument)
-    async def approve(ls: TetherServer, arg: ApproveArgument) -> TurnResult:
-        return await in_view(
-            ls,
-            arg.session,
-            "approved",
-            lambda updates: ls.service.approve(arg.session, arg.calls, arg.remember, updates),
-        )
 
-    @server.command("tether.deny")
-    @json_rpc_errors(DenyArgument)
-    async def deny(ls: TetherServer, arg: DenyArgument) -> TurnResult:
-        return await in_view(
-            ls,
-            arg.session,
-            "denied",
-            lambda updates: ls.service.deny(arg.session, arg.calls, arg.reason, updates),
-        )
+@command("tether.run", RunArgument)
+async def run(ls: TetherServer, arg: RunArgument) -> TurnResult:
+    session = ls.service.open(arg.prompt, arg.session)
+    return await in_view(ls, session, arg.prompt, lambda u: ls.service.run(session, arg.prompt, u))
 
-    @server.command("tether.applied")
-    @json_rpc_errors(AppliedArgument)
-    async def applied(ls: TetherServer, arg: AppliedArgument) -> TurnResult:
-        # The person applied a pending patch from its code action: record it, run on.
-        return await in_view(
-            ls, arg.session, "patch applied", lambda u: ls.service.applied(arg.session, arg.call, u)
-        )
 
-    @server.command("tether.cancel")
-    @json_rpc_errors(SessionArgument)
-    async def cancel(ls: TetherServer, arg: SessionArgument) -> Cancelled:
-        return Cancelled(cancelled=ls.service.cancel(arg.session, LspUpdates(ls, arg.session)))
+@command("tether.approve", ApproveArgument)
+async def approve(ls: TetherServer, arg: ApproveArgument) -> TurnResult:
+    go = ls.service.approve
+    return await in_view(
+        ls, arg.session, "approved", lambda u: go(arg.session, arg.calls, arg.remember, u)
+    )
 
-    @server.command("tether.sessions")
-    @json_rpc_errors(NoArgument)
-    async def sessions(ls: TetherServer, arg: NoArgument) -> Sessions:
-        listed = [
-            s.model_dump(include={"id", "title", "status", "updated"})
-            for s in ls.service.sessions()
-        ]
-        return Sessions(sessions=listed)
 
-    @server.command("tether.schedule")
-    @json_rpc_errors(ScheduleArgument)
-    async def schedule(ls: TetherServer, arg: ScheduleArgument) -> Scheduled:
-        return Scheduled(task=ls.service.schedule(arg.prompt, arg.every, arg.session).id)
+@command("tether.deny", DenyArgument)
+async def deny(ls: TetherServer, arg: DenyArgument) -> TurnResult:
+    go = ls.service.deny
+    return await in_view(
+        ls, arg.session, "denied", lambda u: go(arg.session, arg.calls, arg.reason, u)
+    )
 
-    @server.command("tether.unschedule")
-    @json_rpc_errors(TaskArgument)
-    async def unschedule(ls: TetherServer, arg: TaskArgument) -> Unscheduled:
-        ls.service.unschedule(arg.task)
-        return Unscheduled(removed=True)
 
-    @server.command("tether.tasks")
-    @json_rpc_errors(NoArgument)
-    async def tasks(ls: TetherServer, arg: NoArgument) -> TaskList:
-        return TaskList(tasks=ls.service.tasks())
+@command("tether.applied", AppliedArgument)
+async def applied(ls: TetherServer, arg: AppliedArgument) -> TurnResult:
+    """The person applied a waiting patch from its code action: record it, run on."""
+    go = ls.service.applied
+    return await in_view(ls, arg.session, "patch applied", lambda u: go(arg.session, arg.call, u))
 
-    @server.command("tether.history")
-    @json_rpc_errors(SessionArgument)
-    async def history(ls: TetherServer, arg: SessionArgument) -> History:
-        return ls.service.history(arg.session)
+
+@command("tether.cancel", SessionArgument)
+async def cancel(ls: TetherServer, arg: SessionArgument) -> Cancelled:
+    return Cancelled(cancelled=ls.service.cancel(arg.session, LspUpdates(ls, arg.session)))
+
+
+@command("tether.sessions", NoArgument)
+async def sessions(ls: TetherServer, arg: NoArgument) -> Sessions:
+    listed = [
+        SessionSummary(id=s.id, title=s.title, status=s.status, updated=s.updated)
+        for s in ls.service.sessions()
+    ]
+    return Sessions(sessions=listed)
+
+
+@command("tether.history", SessionArgument)
+async def history(ls: TetherServer, arg: SessionArgument) -> History:
+    return ls.service.history(arg.session)
+
+
+@command("tether.planned", PlannedArgument)
+async def planned(ls: TetherServer, arg: PlannedArgument) -> Planned:
+    """The editor's diff of a waiting patch is the server's own plan, not a port of it."""
+    edit = await ls.service.planned_edit(arg.session, arg.call)
+    return Planned(path=str(edit.path), before=edit.before, after=edit.after)
+
+
+@command("tether.schedule", ScheduleArgument)
+async def schedule(ls: TetherServer, arg: ScheduleArgument) -> Scheduled:
+    return Scheduled(task=ls.service.schedule(arg.prompt, arg.every, arg.session).id)
+
+
+@command("tether.unschedule", TaskArgument)
+async def unschedule(ls: TetherServer, arg: TaskArgument) -> Unscheduled:
+    ls.service.unschedule(arg.task)
+    return Unscheduled(removed=True)
+
+
+@command("tether.tasks", NoArgument)
+async def tasks(ls: TetherServer, arg: NoArgument) -> TaskList:
+    return TaskList(tasks=ls.service.tasks())

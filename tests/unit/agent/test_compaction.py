@@ -50,6 +50,7 @@ async def test_older_rounds_become_one_summary_and_recent_ones_stay_whole(tmp_pa
     assert len(context) == 1 + 4  # two rounds kept, each a reply and its result
     assert store.transcript.load(session) == kept_before  # nothing is lost from the store
     sent = provider.requests[0]
+    assert isinstance(sent.messages[0], UserMessage)
     assert sent.tools == () and "[called echo" in sent.messages[0].content
 
 

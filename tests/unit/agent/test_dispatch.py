@@ -208,7 +208,7 @@ async def test_a_cancel_while_the_dialog_is_open_answers_the_call(tmp_path: Path
         asked.set()
         await asyncio.Event().wait()
 
-    h.person.ask = hang  # type: ignore[method-assign]
+    h.person.ask = hang  # type: ignore[method-assign, assignment]
     session, task = h.start()
     await asked.wait()
     h.service.cancel(session, h.recorder)

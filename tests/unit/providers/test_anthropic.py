@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import AsyncIterator, Iterator
+from typing import Any
 
 import pytest
 from pydantic import SecretStr
@@ -57,7 +58,7 @@ async def collect(provider: AnthropicProvider, request: ChatRequest = ASK) -> li
     return [event async for event in provider.stream(request)]
 
 
-async def wire_messages(stub: AnthropicStub, *transcript: Message) -> list[dict[str, object]]:
+async def wire_messages(stub: AnthropicStub, *transcript: Message) -> list[dict[str, Any]]:
     """The ``messages`` the API was sent for ``transcript``."""
     provider = AnthropicProvider(settings_for(stub))
     stub.script(text("ok"))

@@ -148,7 +148,9 @@ async def test_a_question_taken_back_leaves_the_typed_line_to_the_next(
     with os.fdopen(follower, "r") as tty:
         monkeypatch.setattr(sys, "stdin", tty)
         first = asyncio.create_task(console.choose("Allow make?", ["Allow", "Deny"]))
-        await asyncio.sleep(0.05)
+        async with asyncio.timeout(5):
+            while console.reading is None:  # until the question reads the terminal
+                await asyncio.sleep(0)
         first.cancel()  # the server sent $/cancelRequest: the turn was cancelled
         with pytest.raises(asyncio.CancelledError):
             await first

@@ -45,15 +45,15 @@ def write(root: Path, rel: str, content: str | bytes) -> Path:
     return path
 
 
-async def call(tool: Tool, ctx: ToolContext, **arguments: Any) -> str:
+async def call(tool: Tool[Any], ctx: ToolContext, **arguments: Any) -> str:
     return await tool.run(tool.params.model_validate(arguments), ctx)
 
 
-def read_only(tool: Tool, ctx: ToolContext, **arguments: Any) -> bool:
+def read_only(tool: Tool[Any], ctx: ToolContext, **arguments: Any) -> bool:
     return tool.read_only(tool.params.model_validate(arguments), ctx)
 
 
-def summary(tool: Tool, ctx: ToolContext, **arguments: Any) -> str:
+def summary(tool: Tool[Any], ctx: ToolContext, **arguments: Any) -> str:
     return tool.summary(tool.params.model_validate(arguments), ctx)
 
 
@@ -86,14 +86,20 @@ def recorded_pid(pid_file: Path) -> int | None:
         return None  # not started yet, or half written
 
 
+async def started(pid_file: Path, within_s: float = 5.0) -> int:
+    """The pid a subprocess records in ``pid_file``, once it has started."""
+    try:
+        async with asyncio.timeout(within_s):
+            while (pid := recorded_pid(pid_file)) is None:
+                await asyncio.sleep(0.01)
+    except TimeoutError:
+        raise AssertionError(f"the subprocess never wrote {pid_file.name}") from None
+    return pid
+
+
 async def cancel_once_started(task: asyncio.Future[str], pid_file: Path) -> int:
     """Cancel ``task`` once its subprocess is running; the subprocess's pid."""
-    for _ in range(500):
-        if (pid := recorded_pid(pid_file)) is not None:
-            break
-        await asyncio.sleep(0.01)
-    else:
-        raise AssertionError("the subprocess never started")
+    pid = await started(pid_file)
     task.cancel()
     try:
         await task

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 from pydantic import ValidationError
 
-from tests.unit.tools import call, context, recorded_pid, summary
+from tests.unit.tools import call, context, recorded_pid, started, summary
 from tether.errors import ToolError
 from tether.tools.command import KEEP_CHARS, Command, CommandParams, command_key
 
@@ -36,14 +36,6 @@ def dead(pid: int, within_s: float = 3.0) -> bool:
             return True
         time.sleep(0.05)
     return False
-
-
-async def started(pid_file: Path) -> int:
-    for _ in range(500):
-        if (pid := recorded_pid(pid_file)) is not None:
-            return pid
-        await asyncio.sleep(0.01)
-    raise AssertionError("the grandchild never started")
 
 
 async def test_a_zero_exit_answers_the_exit_code_then_the_output(tmp_path: Path) -> None:

@@ -9,7 +9,7 @@ import {
   type Answer,
   type Entry,
   type History,
-  type SessionInfo,
+  type SessionSummary,
   type ToView,
   type ToolEntry,
   type TurnResult,
@@ -26,7 +26,7 @@ export interface Backend {
   /** The same for every call of the session that waits. */
   decideAll(session: string, answer: Answer): Promise<TurnResult | undefined>;
   cancel(session: string): Promise<boolean>;
-  sessions(): Promise<SessionInfo[]>;
+  sessions(): Promise<SessionSummary[]>;
   history(session: string): Promise<History>;
   showDiff(call: ToolEntry): Promise<void>;
 }
@@ -34,7 +34,7 @@ export interface Backend {
 export class ChatController {
   private transcript: Transcript;
   private adopting: Transcript | undefined;
-  private sessionList: SessionInfo[] = [];
+  private sessionList: SessionSummary[] = [];
   private readonly listeners = new Set<() => void>();
 
   constructor(
@@ -226,7 +226,7 @@ export class ChatController {
     try {
       await this.backend.showDiff(entry);
     } catch (error) {
-      this.fail(this.transcript, 'diff', error);
+      this.show(this.transcript.notice(failure('Show diff', error), 'error')); // the turn runs on
     }
   }
 
@@ -239,8 +239,7 @@ export class ChatController {
   }
 
   private fail(t: Transcript, what: string, error: unknown): void {
-    const text = `${what} failed: ${error instanceof Error ? error.message : String(error)}`;
-    const changed = t.notice(text, 'error');
+    const changed = t.notice(failure(what, error), 'error');
     if (t === this.transcript) {
       if (t.status === 'running') {
         t.status = 'idle';
@@ -276,4 +275,8 @@ export class ChatController {
       listener();
     }
   }
+}
+
+function failure(what: string, error: unknown): string {
+  return `${what} failed: ${error instanceof Error ? error.message : String(error)}`;
 }

@@ -1,82 +1,30 @@
 /**
  * The shapes that cross the two boundaries of the chat view: what the server
- * sends (the editor contract's TurnResult, PendingCall, History and the
- * `tether/update` notification) and the messages between the extension and its
- * webview. Pure: no `vscode` import, so tests and the webview can use it.
+ * sends (the editor contract's types, generated into contract.ts from the schema
+ * the server generates: `npm run contract`) and the messages between the
+ * extension and its webview. Pure: no `vscode` import, so tests and the webview
+ * can use it.
  */
 
-// ---- the server (contract version 1) ----
+import type { History, HistoryTool, SessionSummary, TurnResult, Update } from './contract';
 
-export type TurnStatus = 'done' | 'awaiting_approval' | 'cancelled' | 'stopped' | 'error';
-export type ToolStatus = 'ok' | 'error' | 'denied' | 'not_executed' | 'interrupted' | 'cancelled';
-export type Answer = 'allow' | 'always' | 'deny';
+// ---- the server: the contract, generated; never copied by hand ----
 
-export interface PendingCall {
-  call_id: string;
-  tool: string;
-  arguments: Record<string, unknown>;
-  summary: string;
-}
+export type {
+  Commands,
+  Compaction,
+  History,
+  PendingCall,
+  Planned,
+  SessionSummary,
+  Stats,
+  TurnResult,
+  Update,
+} from './contract';
 
-export interface TurnResult {
-  session: string;
-  status: TurnStatus;
-  answer?: string;
-  pending?: PendingCall[];
-  error?: string;
-}
-
-export interface SessionInfo {
-  id: string;
-  title: string;
-  status: string;
-  updated: string;
-}
-
-export interface HistoryMessage {
-  role: 'user' | 'assistant' | 'tool';
-  content: string;
-  tool_calls?: { id: string; name: string; arguments: unknown }[];
-  call_id?: string;
-  tool?: string;
-  status?: ToolStatus;
-  started_at?: string | null;
-  ended_at?: string | null;
-}
-
-export interface History {
-  messages: HistoryMessage[];
-  pending: PendingCall[];
-  stats: { tool_calls: number; tool_time_s: number; tool_time_sum_s: number };
-}
-
-export type Update =
-  | { kind: 'text'; session: string; text: string }
-  | {
-      kind: 'tool_call';
-      session: string;
-      call_id: string;
-      tool: string;
-      arguments: Record<string, unknown> | string;
-      summary: string;
-    }
-  | {
-      kind: 'tool_result';
-      session: string;
-      call_id: string;
-      tool: string;
-      status: ToolStatus;
-      content: string;
-    }
-  | {
-      kind: 'approval';
-      session: string;
-      call_id: string;
-      tool: string;
-      summary: string;
-      decision: 'pending' | 'allowed' | 'denied';
-    }
-  | { kind: 'status'; session: string; status: string; detail?: string | null };
+export type TurnStatus = TurnResult['status'];
+export type ToolStatus = HistoryTool['status'];
+export type HistoryMessage = History['messages'][number];
 
 // ---- the transcript the webview renders ----
 
@@ -114,9 +62,12 @@ export type ToView =
   | { type: 'reset'; session: string | null; status: ViewStatus; entries: Entry[] }
   | { type: 'entries'; entries: Entry[] }
   | { type: 'status'; session: string | null; status: ViewStatus }
-  | { type: 'sessions'; current: string | null; sessions: SessionInfo[] };
+  | { type: 'sessions'; current: string | null; sessions: SessionSummary[] };
 
 // ---- webview -> extension ----
+
+/** The person's answer to a call that waits. */
+export type Answer = 'allow' | 'always' | 'deny';
 
 export type FromView =
   | { type: 'ready' }
@@ -166,22 +117,23 @@ export function parseFromView(raw: unknown): FromView | undefined {
   }
 }
 
+const hasCall = (raw: Record<string, unknown>): boolean =>
+  nonEmpty(raw.call_id) && typeof raw.tool === 'string';
+
+/** What the view relies on in each kind of update; a kind the contract adds must be named. */
+const NEEDS: Record<Update['kind'], (raw: Record<string, unknown>) => boolean> = {
+  text: (raw) => typeof raw.text === 'string',
+  tool_call: hasCall,
+  tool_result: hasCall,
+  approval: hasCall,
+  status: (raw) => typeof raw.status === 'string',
+};
+
 /** A `tether/update` notification's params, or undefined when they are not one. */
 export function parseUpdate(raw: unknown): Update | undefined {
-  if (!isRecord(raw) || !nonEmpty(raw.session)) {
+  if (!isRecord(raw) || !nonEmpty(raw.session) || typeof raw.kind !== 'string') {
     return undefined;
   }
-  const hasCall = nonEmpty(raw.call_id) && typeof raw.tool === 'string';
-  switch (raw.kind) {
-    case 'text':
-      return typeof raw.text === 'string' ? (raw as Update) : undefined;
-    case 'tool_call':
-    case 'tool_result':
-    case 'approval':
-      return hasCall ? (raw as Update) : undefined;
-    case 'status':
-      return typeof raw.status === 'string' ? (raw as Update) : undefined;
-    default:
-      return undefined;
-  }
+  const needs = Object.hasOwn(NEEDS, raw.kind) ? NEEDS[raw.kind as Update['kind']] : undefined;
+  return needs?.(raw) ? (raw as unknown as Update) : undefined;
 }

@@ -157,7 +157,11 @@ export class Transcript {
   /** A transcript rebuilt from `tether.history`. */
   static fromHistory(session: string, history: History, now?: () => number): Transcript {
     const t = new Transcript(session, now);
-    for (const message of history.messages) {
+    const compacted = new Set(history.compactions.map((c) => c.before));
+    for (const [index, message] of history.messages.entries()) {
+      if (compacted.has(index)) {
+        t.notice('The context was compacted here: the model sees what is above as a summary.');
+      }
       if (message.role === 'user') {
         t.user(message.content);
       } else if (message.role === 'assistant') {
@@ -175,9 +179,9 @@ export class Transcript {
             state: 'unanswered',
           });
         }
-      } else if (message.call_id) {
-        const entry = t.ensureTool(session, message.call_id, message.tool ?? 'tool', '');
-        entry.state = message.status ?? 'ok';
+      } else {
+        const entry = t.ensureTool(session, message.call_id, message.tool, '');
+        entry.state = message.status;
         entry.result = preview(message.content);
         const span = spanMs(message.started_at, message.ended_at);
         if (span !== undefined) {

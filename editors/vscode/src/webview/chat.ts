@@ -4,7 +4,7 @@
  * never HTML strings, so nothing the model or a file says can become markup.
  */
 
-import type { Entry, FromView, SessionInfo, ToView, ToolEntry, ViewStatus } from '../view/protocol';
+import type { Entry, FromView, SessionSummary, ToView, ToolEntry, ViewStatus } from '../view/protocol';
 
 interface VsCodeApi {
   postMessage(message: FromView): void;
@@ -159,7 +159,7 @@ function showStatus(status: ViewStatus): void {
 
 let shownSessions = '';
 
-function showSessions(current: string | null, list: SessionInfo[]): void {
+function showSessions(current: string | null, list: SessionSummary[]): void {
   const key = JSON.stringify(list);
   if (key === shownSessions) {
     sessions.value = current ?? '';

@@ -1,0 +1,109 @@
+"""What the contract's commands take and give back, apart from pygls.
+
+Each command takes one JSON object, validated into an ``Argument``, and answers with
+one model; the results that are not the agent's own (``tether.models``) are here. The
+handlers live in ``commands.py``; ``tether.contract`` turns these into the schema
+the editor clients are generated from.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field, SerializationInfo, model_serializer
+
+from tether.models import Scope, SessionStatus, Task
+
+
+class Argument(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class RunArgument(Argument):
+    prompt: str = Field(min_length=1)
+    session: str | None = None
+
+
+class SessionArgument(Argument):
+    session: str
+
+
+class NoArgument(Argument):
+    pass
+
+
+class ApproveArgument(Argument):
+    session: str
+    calls: list[str] | None = None
+    remember: Scope | None = None
+
+
+class DenyArgument(Argument):
+    session: str
+    calls: list[str] | None = None
+    reason: str | None = None
+
+
+class AppliedArgument(Argument):
+    session: str
+    call: str
+
+
+class PlannedArgument(Argument):
+    session: str
+    call: str
+
+
+class ScheduleArgument(Argument):
+    prompt: str = Field(min_length=1)
+    every: str
+    session: str | None = None
+
+
+class TaskArgument(Argument):
+    task: str
+
+
+class Scheduled(BaseModel):
+    task: str
+
+
+class Unscheduled(BaseModel):
+    removed: bool
+
+
+class TaskList(BaseModel):
+    tasks: list[Task]
+
+
+class Cancelled(BaseModel):
+    cancelled: bool
+
+
+class SessionSummary(BaseModel):
+    """A session as ``tether.sessions`` lists it."""
+
+    id: str
+    title: str
+    status: SessionStatus
+    updated: str
+
+
+class Sessions(BaseModel):
+    sessions: list[SessionSummary]
+
+
+class Planned(BaseModel):
+    """A waiting patch's file: its text now (null: it does not exist yet) and after."""
+
+    path: str  # absolute
+    before: str | None
+    after: str
+
+    @model_serializer(mode="wrap")
+    def _keep_null_before(
+        self, dump: Callable[[Planned], dict[str, Any]], info: SerializationInfo
+    ) -> dict[str, Any]:
+        # Responses drop nulls (optional fields are left out); this null says something.
+        return {**dump(self), "before": self.before}

@@ -1,0 +1,74 @@
+"""The private parts of pygls that tether wraps (lsp/pygls_private.py): each test fails if a
+pygls release moves or changes one, before a person meets the breakage."""
+
+from __future__ import annotations
+
+import inspect
+import sys
+from typing import Any
+
+from pygls.client import JsonRPCClient
+from pygls.lsp.client import LanguageClient
+from pygls.lsp.server import LanguageServer
+from pygls.protocol import JsonRPCProtocol
+
+from tether.lsp.pygls_private import OwnCancels, forget_request, server_process
+
+
+class Writer:
+    def __init__(self) -> None:
+        self.written: list[bytes] = []
+
+    def close(self) -> None:
+        pass
+
+    def write(self, data: bytes) -> None:
+        self.written.append(data)
+
+
+def test_pygls_still_routes_cancel_requests_through_the_hook_tether_overrides() -> None:
+    source = inspect.getsource(JsonRPCProtocol._handle_notification)
+    assert "self._handle_cancel_notification(params.id)" in source
+    assert list(inspect.signature(OwnCancels._handle_cancel_notification).parameters) == [
+        "self",
+        "msg_id",
+    ]
+
+
+def test_a_cancel_the_server_does_not_take_goes_to_pygls() -> None:
+    server = LanguageServer("t", "1", protocol_cls=OwnCancels)
+    protocol = server.protocol
+    assert isinstance(protocol, OwnCancels)
+    taken: list[Any] = []
+
+    def take(msg_id: Any) -> bool:
+        taken.append(msg_id)
+        return bool(msg_id == "mine")
+
+    protocol.take_cancel = take
+    protocol._handle_cancel_notification("mine")
+    protocol._handle_cancel_notification("theirs")  # pygls logs an unknown id, no raise
+    assert taken == ["mine", "theirs"]
+
+
+def test_a_question_taken_back_leaves_no_future_waiting() -> None:
+    server = LanguageServer("t", "1")
+    protocol = server.protocol
+    protocol.set_writer(Writer())
+    protocol.send_request("window/showMessageRequest", None, msg_id="tether-ask-1")
+    assert "tether-ask-1" in protocol._request_futures
+
+    forget_request(protocol, "tether-ask-1")
+
+    assert "tether-ask-1" not in protocol._request_futures
+
+
+async def test_the_process_a_client_started_is_where_tether_looks_for_it() -> None:
+    client = LanguageClient("t", "1")
+    assert isinstance(client, JsonRPCClient) and server_process(client) is None
+    await client.start_io(sys.executable, "-c", "import sys; sys.stdin.read()")
+    process = server_process(client)
+    assert process is not None and process.returncode is None
+    process.kill()
+    await process.wait()
+    await client.stop()
