@@ -22,9 +22,9 @@ import uuid
 from dataclasses import dataclass
 from typing import Any
 
-from tests.support import scripting
+from tests.support import stub_faults
 from tests.support.loopback import NO_REPLY_LEFT, Exchange, LoopbackStub, Scripted, hang_up
-from tests.support.scripting import EDIT_CALL, raw_calls, thirds
+from tests.support.stub_faults import EDIT_CALL, raw_calls, thirds
 
 __all__ = [
     "NO_REPLY_LEFT",
@@ -189,20 +189,20 @@ def drop_after(n_events: int, reply: Scripted | None = None) -> Scripted:
     ``message_start``, ``content_block_start`` and ``ping`` come first: ``drop_after(3)``
     shows the caller nothing, ``drop_after(5)`` shows it ``"pa"``.
     """
-    return scripting.drop_after(n_events, reply or text("partial answer", chunk_size=1))
+    return stub_faults.drop_after(n_events, reply or text("partial answer", chunk_size=1))
 
 
 def stall(seconds: float, *, after_events: int = 4, reply: Scripted | None = None) -> Scripted:
     """Go quiet for ``seconds`` after ``after_events`` events (by default, once ``"stal"``
     has gone out), then finish ``reply``."""
-    return scripting.stall(seconds, reply or text("stalled answer"), after_events)
+    return stub_faults.stall(seconds, reply or text("stalled answer"), after_events)
 
 
 def garbage(
     raw: str = 'event: content_block_delta\ndata: {"type":"content_block_delta","index":0,\n\n',
 ) -> Scripted:
     """A 200 event stream of ``raw``: by default an event whose JSON breaks off."""
-    return scripting.raw_stream(raw)
+    return stub_faults.raw_stream(raw)
 
 
 def cut_off_in_tool_call(*calls: tuple[str, dict[str, Any] | str], text: str = "") -> Scripted:

@@ -5,7 +5,7 @@ A stub (``provider_stub.ProviderStub``, ``anthropic_stub.AnthropicStub``) names 
 route and speaks its wire format; this module serves it in a daemon thread, so a
 client in this process or another talks to it over a socket. The fault modes work
 on whatever a stub streams: hang up after ``n`` events, go quiet before one, or send
-bytes that are not the wire format at all (``scripting.py``); ``hang_up()`` answers
+bytes that are not the wire format at all (``stub_faults.py``); ``hang_up()`` answers
 nothing at all.
 
 A test that must know a request has arrived (before it stops the stub, say) waits

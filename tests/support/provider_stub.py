@@ -15,7 +15,7 @@ blocks until ``n`` requests have arrived, where a test would otherwise sleep.
 Streaming answers use the exact wire format: ``data: {chunk}\\n\\n`` per chunk over
 chunked HTTP/1.1, a usage chunk with ``choices: []`` when the request asks for it
 (``stream_options.include_usage``), then ``data: [DONE]``. Faults: ``drop_after``,
-``stall``, ``garbage``, ``cut_off_in_tool_call`` (``tests/support/scripting.py``),
+``stall``, ``garbage``, ``cut_off_in_tool_call`` (``tests/support/stub_faults.py``),
 ``hang_up`` (no answer at all) and ``error_event`` (an error chunk mid-stream).
 """
 
@@ -27,9 +27,9 @@ import uuid
 from dataclasses import dataclass
 from typing import Any
 
-from tests.support import scripting
+from tests.support import stub_faults
 from tests.support.loopback import NO_REPLY_LEFT, Exchange, LoopbackStub, Scripted, hang_up
-from tests.support.scripting import EDIT_CALL, raw_calls, thirds
+from tests.support.stub_faults import EDIT_CALL, raw_calls, thirds
 
 __all__ = [
     "NO_REPLY_LEFT",
@@ -176,18 +176,18 @@ def drop_after(n_events: int, reply: Scripted | None = None) -> Scripted:
     The first chunk carries only the role: ``drop_after(1)`` shows the caller nothing,
     ``drop_after(3)`` shows it ``"pa"``.
     """
-    return scripting.drop_after(n_events, reply or text("partial answer", chunk_size=1))
+    return stub_faults.drop_after(n_events, reply or text("partial answer", chunk_size=1))
 
 
 def stall(seconds: float, *, after_events: int = 2, reply: Scripted | None = None) -> Scripted:
     """Go quiet for ``seconds`` after ``after_events`` chunks (by default, once ``"stal"``
     has gone out), then finish ``reply``."""
-    return scripting.stall(seconds, reply or text("stalled answer"), after_events)
+    return stub_faults.stall(seconds, reply or text("stalled answer"), after_events)
 
 
 def garbage(raw: str = 'data: {"choices":[{"delta":{"content":"ok"\n\n') -> Scripted:
     """A 200 event stream of ``raw``: by default a chunk whose JSON breaks off."""
-    return scripting.raw_stream(raw)
+    return stub_faults.raw_stream(raw)
 
 
 def cut_off_in_tool_call(*calls: tuple[str, dict[str, Any] | str], text: str = "") -> Scripted:
