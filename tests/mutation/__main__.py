@@ -190,7 +190,7 @@ ARMS = (
         replace(
             "_execute",
             "try:\n    content = await c.tool.run(",
-            "content = await c.tool.run(c.params, env.ctx)",
+            "content = await c.tool.run(c.params, ctx)",
         ),
         _unit("test_a_failing_call_stops_none_of_its_siblings"),
     ),

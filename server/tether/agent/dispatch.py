@@ -13,7 +13,7 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from tether.agent.answers import Answers
@@ -166,8 +166,9 @@ class Dispatcher:
         async with self._limit():
             answers.start(c.idx)
             status: ToolStatus = "ok"
+            ctx = replace(env.ctx, approved=decided_by is not None)
             try:
-                content = await c.tool.run(c.params, env.ctx)
+                content = await c.tool.run(c.params, ctx)
             except ToolError as exc:
                 content, status = str(exc), "error"
             except Exception as exc:  # a bug in one tool must not end the turn or its siblings

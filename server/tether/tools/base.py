@@ -71,6 +71,9 @@ class ToolContext:
     settings: ToolsSettings
     editor: Editor = field(default_factory=NoEditor)
     secrets: tuple[str, ...] = ()  # values never handed to a command's environment
+    # The person approved this very call: only then may a read reach outside the
+    # workspace (judged again when it runs: a symlink may have moved since it was planned).
+    approved: bool = False
 
     def resolve(self, raw: str) -> Path:
         """A model-given path, relative to the workspace or absolute, symlinks followed."""

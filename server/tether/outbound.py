@@ -1,0 +1,93 @@
+"""Text leaving the process: the one function that makes it safe to show, send and keep.
+
+``outbound`` redacts the secrets this process holds (the provider's API key) and
+escapes lone surrogates (names that are not UTF-8, or a model's odd escapes), which
+no JSON encoder, terminal or SQLite column would take. Every sink applies it, before
+any cut: the log and ``window/logMessage``, ``tether/update``, JSON-RPC errors, the
+store, tool results and what ``tether ask`` prints. Redacting before a cut matters: a
+key cut at a boundary is still most of the key, so fragments of at least
+``FRAGMENT`` characters from a secret's start or end are redacted too.
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+
+FRAGMENT = 8  # the shortest piece of a secret that is redacted on its own
+REDACTED = "***"
+_secrets: set[str] = set()
+_LONE_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def keep_secret(value: str | None) -> None:
+    """Redact ``value`` from everything that leaves this process from now on."""
+    if value and len(value) >= FRAGMENT:
+        _secrets.add(value)
+
+
+def redact(text: str) -> str:
+    for secret in _secrets:
+        if secret[:FRAGMENT] not in text and secret[-FRAGMENT:] not in text:
+            continue
+        text = _redact_one(text, secret)
+    return text
+
+
+def _redact_one(text: str, secret: str) -> str:
+    spans: list[tuple[int, int]] = []
+    head, tail = secret[:FRAGMENT], secret[-FRAGMENT:]
+    at = text.find(head)
+    while at >= 0:  # the secret, or a piece of it cut at its end
+        end = at + FRAGMENT
+        while end - at < len(secret) and end < len(text) and text[end] == secret[end - at]:
+            end += 1
+        spans.append((at, end))
+        at = text.find(head, at + 1)
+    at = text.find(tail)
+    while at >= 0:  # a piece cut at its start: walk back while it still matches
+        start, k = at, len(secret) - FRAGMENT
+        while k > 0 and start > 0 and text[start - 1] == secret[k - 1]:
+            start, k = start - 1, k - 1
+        spans.append((start, at + FRAGMENT))
+        at = text.find(tail, at + 1)
+    merged: list[tuple[int, int]] = []
+    for start, end in sorted(spans):
+        if merged and start <= merged[-1][1]:
+            merged[-1] = (merged[-1][0], max(merged[-1][1], end))
+        else:
+            merged.append((start, end))
+    for start, end in reversed(merged):
+        text = text[:start] + REDACTED + text[end:]
+    return text
+
+
+def escape_surrogates(text: str) -> str:
+    r"""A lone surrogate as a visible escape: a name byte 0xE9 that is not UTF-8 (Python
+    holds it as U+DCE9) is shown as ``\xe9``; any other as ``\udXXX``."""
+    if not _LONE_SURROGATE.search(text):
+        return text
+    return _LONE_SURROGATE.sub(_escape, text)
+
+
+def _escape(match: re.Match[str]) -> str:
+    code = ord(match[0])
+    return f"\\x{code - 0xDC00:02x}" if 0xDC80 <= code <= 0xDCFF else f"\\u{code:04x}"
+
+
+def outbound(text: str) -> str:
+    return escape_surrogates(redact(text))
+
+
+class RedactingFilter(logging.Filter):
+    """Applied to every log handler: a record's text leaves the process redacted."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        message = record.getMessage()
+        cleaned = outbound(message)
+        if cleaned != message or record.args:
+            record.msg, record.args = cleaned, ()
+        if record.exc_info and record.exc_text is None and _secrets:
+            # A traceback's text may quote the key too (an exception's message).
+            record.exc_text = outbound(logging.Formatter().formatException(record.exc_info))
+        return True
