@@ -1,4 +1,5 @@
-"""The command line: ``tether serve``, ``tether ask``, ``tether sessions``."""
+"""The command line: ``tether serve``, and the terminal's ``ask``, ``sessions``,
+``approve``, ``deny``, ``rules`` and ``forget``."""
 
 from __future__ import annotations
 
@@ -6,8 +7,12 @@ import argparse
 import logging
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from tether import __version__
+from tether import __version__, hardening
+
+if TYPE_CHECKING:
+    from tether.lsp.server import TetherServer
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -17,7 +22,20 @@ def main(argv: list[str] | None = None) -> int:
 
     serve = sub.add_parser("serve", help="speak LSP (stdio by default)")
     serve.add_argument("--stdio", action="store_true", help="the default; accepted for editors")
-    serve.add_argument("--tcp", metavar="HOST:PORT", help="listen on TCP instead of stdio")
+    serve.add_argument(
+        "--tcp",
+        metavar="HOST:PORT",
+        help="listen on TCP instead of stdio, on a loopback address (PORT 0: a free port). "
+        "Prints `listening on HOST:PORT` and the token file (STATE_DIR/tcp-token, mode 0600) "
+        "to stderr; a connection is served only if its initialize sends that token as "
+        "initializationOptions.tether.token",
+    )
+    serve.add_argument(
+        "--allow-remote",
+        action="store_true",
+        help="let --tcp listen on an address that is not loopback: then anyone who can reach "
+        "it and holds the token runs commands, over an unencrypted connection",
+    )
     serve.add_argument("--log-level", default="INFO", choices=["DEBUG", "INFO", "WARNING", "ERROR"])
 
     ask = sub.add_parser("ask", help="ask tether from the terminal")
@@ -27,6 +45,12 @@ def main(argv: list[str] | None = None) -> int:
 
     sessions = sub.add_parser("sessions", help="list this workspace's sessions")
     sessions.add_argument("--workspace", type=Path, default=Path.cwd())
+
+    rules = sub.add_parser("rules", help="list the approvals this workspace remembers")
+    rules.add_argument("--workspace", type=Path, default=Path.cwd())
+    forget = sub.add_parser("forget", help="forget a remembered approval (an ID from `rules`)")
+    forget.add_argument("rule", metavar="ID")
+    forget.add_argument("--workspace", type=Path, default=Path.cwd())
 
     for verb, says in (("approve", "allow"), ("deny", "deny")):
         decide = sub.add_parser(verb, help=f"{says} a parked turn's calls, then let it run on")
@@ -40,7 +64,7 @@ def main(argv: list[str] | None = None) -> int:
 
     args = parser.parse_args(argv)
     if args.command == "serve":
-        return serve_lsp(args.tcp, args.log_level)
+        return serve_lsp(args.tcp, args.log_level, args.allow_remote)
 
     from tether.terminal import client as terminal
 
@@ -52,26 +76,48 @@ def main(argv: list[str] | None = None) -> int:
             key: getattr(args, key) for key in ("calls", *extra) if getattr(args, key)
         }
         return terminal.decide(args.workspace.resolve(), f"tether.{args.command}", argument)
+    if args.command == "rules":
+        return terminal.rules(args.workspace.resolve())
+    if args.command == "forget":
+        return terminal.forget(args.workspace.resolve(), args.rule)
     return terminal.sessions(args.workspace.resolve())
 
 
-def serve_lsp(tcp: str | None, level: str) -> int:
+def serve_lsp(tcp: str | None, level: str, allow_remote: bool = False) -> int:
     # Stdout belongs to JSON-RPC: logs go to stderr (and window/logMessage).
     logging.basicConfig(
         stream=sys.stderr, level=level, format="tether %(levelname)s %(name)s: %(message)s"
     )
+    from tether.outbound import RedactingFilter
+
+    for handler in logging.getLogger().handlers:
+        handler.addFilter(RedactingFilter())  # a key never reaches the log, even at DEBUG
     if level != "DEBUG":
         # pygls logs every message it sends at INFO: the whole transcript, again.
         logging.getLogger("pygls").setLevel(logging.WARNING)
+    from tether.lsp import serving
+    from tether.lsp import tcp as over_tcp
     from tether.lsp.server import create_server
 
-    server = create_server()
-    if tcp:
-        host, _, port = tcp.rpartition(":")
-        if not host or not port.isdigit():
-            print(f"tether: --tcp wants HOST:PORT, got {tcp!r}", file=sys.stderr)
+    def served() -> TetherServer:
+        server = create_server()  # the settings read the keys: they leave the process now
+        hardening.forget_keys()
+        hardening.make_undumpable()
+        return server
+
+    if tcp is None:
+        if allow_remote:
+            print("tether: --allow-remote goes with --tcp", file=sys.stderr)
             return 2
-        server.start_tcp(host, int(port))
-    else:
-        server.start_io()
-    return 0
+        return serving.serve_stdio(served())
+    try:
+        address = over_tcp.Address.parse(tcp, allow_remote)
+    except over_tcp.BadAddress as exc:
+        print(f"tether: {exc}", file=sys.stderr)
+        return 2
+    server = served()
+    try:
+        return over_tcp.serve_tcp(server, address, server.config.current.state_dir)
+    except OSError as exc:  # the port is taken, the state dir cannot be written...
+        print(f"tether: cannot serve on {tcp}: {exc}", file=sys.stderr)
+        return 1

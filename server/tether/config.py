@@ -17,6 +17,7 @@ import platformdirs
 from pydantic import BaseModel, ConfigDict, Field, SecretStr
 
 from tether.errors import ConfigError
+from tether.outbound import keep_secret
 
 log = logging.getLogger(__name__)
 DEFAULT_BASE_URLS = {
@@ -109,13 +110,19 @@ class Configuration:
     """
 
     def __init__(self, env: Mapping[str, str] | None = None) -> None:
-        self.env = os.environ if env is None else env
+        # A copy: the server takes the keys out of its own environment once read.
+        self.env = dict(os.environ if env is None else env)
         self.layers: dict[str, Mapping[str, Any]] = {}
         self.pinned_state_dir: Path | None = None
         try:
             self.current = Settings.load(self.env)
         except ConfigError:
             self.current = Settings()  # reported when a layer is set: it reloads from all
+        self._keep_key_secret()
+
+    def _keep_key_secret(self) -> None:
+        key = self.current.provider.api_key
+        keep_secret(key.get_secret_value() if key else None)
 
     def set_layer(self, name: str, layer: Mapping[str, Any]) -> ConfigError | None:
         """Replace one source (``init``, ``change``) and reload from every source, so a new
@@ -129,6 +136,7 @@ class Configuration:
             log.warning("state_dir changes take effect when tether restarts")
             settings = settings.model_copy(update={"state_dir": self.pinned_state_dir})
         self.current = settings
+        self._keep_key_secret()
         return None
 
     def pin_state_dir(self) -> Path:

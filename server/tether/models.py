@@ -7,6 +7,7 @@ what the provider is handed, and what ``tether.history`` / ``tether.run`` return
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Callable
 from datetime import UTC, datetime
 from typing import Annotated, Any, Literal
@@ -47,6 +48,51 @@ class Frozen(BaseModel):
     model_config = ConfigDict(frozen=True, extra="forbid")
 
 
+MAX_ARGUMENT_BYTES = 8 * 2**20  # a call's arguments, as JSON text
+MAX_ARGUMENT_DEPTH = 64  # objects and arrays nested in them
+_STRINGS = re.compile(r'"(?:[^"\\]+|\\.)*"')
+_BRACKETS = re.compile(r"[\[\]{}]")
+
+
+class ArgumentsTooBig(ValueError):
+    pass
+
+
+def parse_arguments(text: str) -> Any:
+    """A call's JSON arguments, within bounds: a stored call must never be able to make
+    a session unloadable (JSON nested 100,000 deep overflows any recursive parser), and
+    one call's arguments must not cost gigabytes. ``ValueError`` says what is wrong."""
+    if len(text) > MAX_ARGUMENT_BYTES:
+        raise ArgumentsTooBig(
+            f"the arguments are {len(text):,} characters; the limit is {MAX_ARGUMENT_BYTES:,}"
+        )
+    depth = deepest = 0
+    for bracket in _BRACKETS.findall(_STRINGS.sub("", text)):
+        depth += 1 if bracket in "[{" else -1
+        deepest = max(deepest, depth)
+    if deepest > MAX_ARGUMENT_DEPTH:
+        raise ArgumentsTooBig(
+            f"the arguments nest {deepest} levels deep; the limit is {MAX_ARGUMENT_DEPTH}"
+        )
+    try:
+        return json.loads(text or "{}")
+    except RecursionError:
+        raise ArgumentsTooBig("the arguments nest too deep to read") from None
+
+
+def shortened(value: Any, limit: int) -> Any:
+    """A JSON-like value with each string longer than ``limit`` cut, saying how much: what
+    a notification or a listing carries of a call's arguments (a whole file's content
+    can be megabytes, and is read from the store when it is needed)."""
+    if isinstance(value, str) and len(value) > limit:
+        return f"{value[:limit]}… [{len(value) - limit:,} more characters]"
+    if isinstance(value, dict):
+        return {k: shortened(v, limit) for k, v in value.items()}
+    if isinstance(value, list):
+        return [shortened(v, limit) for v in value]
+    return value
+
+
 class ToolCall(Frozen):
     """One call as the model made it. ``arguments`` is the model's raw JSON text."""
 
@@ -55,9 +101,12 @@ class ToolCall(Frozen):
     arguments: str
 
     def parsed_arguments(self) -> dict[str, Any] | str:
-        """The arguments as an object where they parse as one, else the raw text."""
+        """The arguments as an object where they parse as one, else the raw text (cut
+        short when it is too big to show)."""
         try:
-            value = json.loads(self.arguments or "{}")
+            value = parse_arguments(self.arguments)
+        except ArgumentsTooBig as exc:
+            return f"[not shown: {exc}]"
         except ValueError:
             return self.arguments
         return value if isinstance(value, dict) else self.arguments

@@ -13,11 +13,21 @@ from __future__ import annotations
 
 import logging
 import re
+from typing import Any
 
 FRAGMENT = 8  # the shortest piece of a secret that is redacted on its own
 REDACTED = "***"
 _secrets: set[str] = set()
 _LONE_SURROGATE = re.compile("[\ud800-\udfff]")
+# A key this process has not been told of yet (an editor's initializationOptions are
+# logged before they are read): redacted by where it stands.
+_KEY_FIELDS = re.compile(
+    r"""(?ix)
+    ( ["'](?:api[_-]?key|apikey|x-api-key|token|access[_-]token|password|secret)["'] \s*:\s* ["'] )
+    ( [^"'\s]{8,} )
+    | ( authorization ["']? \s* [:=] \s* ["']? (?:bearer|basic) \s+ ) ( [^"'\s,}]{8,} )
+    """
+)
 
 
 def keep_secret(value: str | None) -> None:
@@ -27,14 +37,28 @@ def keep_secret(value: str | None) -> None:
 
 
 def redact(text: str) -> str:
-    for secret in _secrets:
-        if secret[:FRAGMENT] not in text and secret[-FRAGMENT:] not in text:
-            continue
-        text = _redact_one(text, secret)
+    text = _KEY_FIELDS.sub(_keep_field_name, text)
+    # Every secret's spans are found on the same text, then cut out at once: redacting
+    # one first could remove the start by which another's piece is recognised.
+    spans = [
+        span
+        for secret in _secrets
+        if secret[:FRAGMENT] in text or secret[-FRAGMENT:] in text
+        for span in _spans(text, secret)
+    ]
+    merged: list[tuple[int, int]] = []
+    for start, end in sorted(spans):
+        if merged and start <= merged[-1][1]:
+            merged[-1] = (merged[-1][0], max(merged[-1][1], end))
+        else:
+            merged.append((start, end))
+    for start, end in reversed(merged):
+        text = text[:start] + REDACTED + text[end:]
     return text
 
 
-def _redact_one(text: str, secret: str) -> str:
+def _spans(text: str, secret: str) -> list[tuple[int, int]]:
+    """Where ``secret`` stands in ``text``, whole or as a piece cut at either end."""
     spans: list[tuple[int, int]] = []
     head, tail = secret[:FRAGMENT], secret[-FRAGMENT:]
     at = text.find(head)
@@ -51,15 +75,11 @@ def _redact_one(text: str, secret: str) -> str:
             start, k = start - 1, k - 1
         spans.append((start, at + FRAGMENT))
         at = text.find(tail, at + 1)
-    merged: list[tuple[int, int]] = []
-    for start, end in sorted(spans):
-        if merged and start <= merged[-1][1]:
-            merged[-1] = (merged[-1][0], max(merged[-1][1], end))
-        else:
-            merged.append((start, end))
-    for start, end in reversed(merged):
-        text = text[:start] + REDACTED + text[end:]
-    return text
+    return spans
+
+
+def _keep_field_name(match: re.Match[str]) -> str:
+    return (match[1] or match[3]) + REDACTED
 
 
 def escape_surrogates(text: str) -> str:
@@ -77,6 +97,17 @@ def _escape(match: re.Match[str]) -> str:
 
 def outbound(text: str) -> str:
     return escape_surrogates(redact(text))
+
+
+def outbound_json(value: Any) -> Any:
+    """``outbound`` applied to every string of a JSON-like value, keys included."""
+    if isinstance(value, str):
+        return outbound(value)
+    if isinstance(value, dict):
+        return {outbound_json(k): outbound_json(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [outbound_json(v) for v in value]
+    return value
 
 
 class RedactingFilter(logging.Filter):

@@ -42,6 +42,7 @@ from tether.models import (
 from tether.providers import Providers
 from tether.providers.base import ToolSpec
 from tether.store import Store
+from tether.store.rules import Rule
 from tether.tools.base import Documents, Editor, EditsFiles, FileEdit, Tool, ToolContext
 
 log = logging.getLogger(__name__)
@@ -232,6 +233,17 @@ class Service:
         """What a waiting patch would do to its file; ``Refused`` says why there is nothing."""
         self.store.sessions.get(session)
         return await planned_edit(self.store, session, call_id, self.tools, self.tool_context())
+
+    # -- remembered approvals ---------------------------------------------------------
+
+    def rules(self) -> list[Rule]:
+        return self.store.rules.of_workspace(str(self.workspace))
+
+    def forget(self, rule: str) -> bool:
+        """Remove one of this workspace's rules; False when there is no such rule."""
+        if not rule.isdigit() or int(rule) not in {r.id for r in self.rules()}:
+            return False
+        return self.store.rules.remove(int(rule))
 
     # -- scheduled tasks ----------------------------------------------------------------
 

@@ -44,12 +44,14 @@ class Editor:
         self.update_event = asyncio.Event()
         self.answers: list[str | None] = []  # dialog answers, in order; none left: dismiss
         self.dialogs: list[str] = []  # the messages of the dialogs shown
+        self.dialog_actions: list[list[str]] = []  # and the actions each offered
         self.hold_dialogs = False  # leave dialogs open until the server takes them back
         self.texts: dict[str, tuple[int, str]] = {}  # open documents: uri -> (version, text)
         self.edits: list[types.ApplyWorkspaceEditParams] = []
 
     async def on_dialog(self, params: types.ShowMessageRequestParams) -> Any:
         self.dialogs.append(params.message)
+        self.dialog_actions.append([action.title for action in params.actions or []])
         if self.hold_dialogs:
             await asyncio.Event().wait()
         title = self.answers.pop(0) if self.answers else None
@@ -177,6 +179,54 @@ def server_env(stub: ProviderStub, home: Path, **extra: str) -> dict[str, str]:
 StartEditor = Callable[..., Awaitable[Editor]]
 
 
+async def launch(
+    workspace: Path,
+    env: dict[str, str],
+    capabilities: str = "visual-studio-code",
+    options: dict[str, Any] | None = None,
+) -> Editor:
+    """Start ``tether serve`` and initialize it like an editor would."""
+    client = make_test_lsp_client()
+    prefer_code_actions(client)
+    editor = Editor(client, workspace)
+
+    @client.feature("tether/update")
+    def on_update(params: Any) -> None:
+        editor.updates.append(plain(params))
+        editor.update_event.set()
+
+    @client.feature(types.WINDOW_SHOW_MESSAGE_REQUEST)
+    async def on_dialog(params: types.ShowMessageRequestParams) -> Any:
+        return await editor.on_dialog(params)
+
+    @client.feature(types.WORKSPACE_APPLY_EDIT)
+    def on_apply_edit(params: types.ApplyWorkspaceEditParams) -> Any:
+        return editor.on_apply_edit(params)
+
+    await client.start_io(*SERVER, env=env)
+    await client.initialize_session(
+        types.InitializeParams(
+            capabilities=client_capabilities(capabilities),
+            root_uri=workspace.as_uri(),
+            workspace_folders=[types.WorkspaceFolder(uri=workspace.as_uri(), name="ws")],
+            initialization_options=options,
+        )
+    )
+    return editor
+
+
+async def close(editor: Editor) -> None:
+    """Shut the server down as an editor does; one that does not go quietly is killed."""
+    process = editor.client._server
+    if process is not None and process.returncode is None:
+        try:
+            async with asyncio.timeout(10):
+                await editor.client.shutdown_session()
+        except (TimeoutError, RuntimeError, ConnectionError):
+            editor.kill()
+    await editor.client.stop()
+
+
 @pytest.fixture
 async def start_editor(
     stub: ProviderStub, workspace: Path, home: Path
@@ -189,42 +239,10 @@ async def start_editor(
         options: dict[str, Any] | None = None,
         env: dict[str, str] | None = None,
     ) -> Editor:
-        client = make_test_lsp_client()
-        prefer_code_actions(client)
-        editor = Editor(client, workspace)
-
-        @client.feature("tether/update")
-        def on_update(params: Any) -> None:
-            editor.updates.append(plain(params))
-            editor.update_event.set()
-
-        @client.feature(types.WINDOW_SHOW_MESSAGE_REQUEST)
-        async def on_dialog(params: types.ShowMessageRequestParams) -> Any:
-            return await editor.on_dialog(params)
-
-        @client.feature(types.WORKSPACE_APPLY_EDIT)
-        def on_apply_edit(params: types.ApplyWorkspaceEditParams) -> Any:
-            return editor.on_apply_edit(params)
-
-        await client.start_io(*SERVER, env=env or server_env(stub, home))
-        await client.initialize_session(
-            types.InitializeParams(
-                capabilities=client_capabilities(capabilities),
-                root_uri=workspace.as_uri(),
-                workspace_folders=[types.WorkspaceFolder(uri=workspace.as_uri(), name="ws")],
-                initialization_options=options,
-            )
-        )
+        editor = await launch(workspace, env or server_env(stub, home), capabilities, options)
         editors.append(editor)
         return editor
 
     yield start
     for editor in editors:
-        process = editor.client._server
-        if process is not None and process.returncode is None:
-            try:
-                async with asyncio.timeout(10):
-                    await editor.client.shutdown_session()
-            except (TimeoutError, RuntimeError, ConnectionError):
-                editor.kill()
-        await editor.client.stop()
+        await close(editor)

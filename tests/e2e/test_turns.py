@@ -118,43 +118,10 @@ async def test_continuing_a_session_sends_the_whole_transcript(
 
 
 async def test_serves_over_tcp(stub: ProviderStub, home: Path, workspace: Path) -> None:
-    import asyncio
-    import contextlib
-    import socket
-    import sys
+    from tests.e2e.test_tcp import tcp_server
 
-    from lsprotocol import types
-    from pytest_lsp import client_capabilities
-    from pytest_lsp.client import make_test_lsp_client
-
-    from tests.e2e.conftest import server_env
-
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        port = probe.getsockname()[1]
-    process = await asyncio.create_subprocess_exec(
-        sys.executable,
-        "-m",
-        "tether",
-        "serve",
-        "--tcp",
-        f"127.0.0.1:{port}",
-        env=server_env(stub, home),
-    )
-    client = make_test_lsp_client()
-    try:
-        async with asyncio.timeout(15):
-            while True:
-                try:
-                    await client.start_tcp("127.0.0.1", port)
-                    break
-                except OSError:
-                    await asyncio.sleep(0.1)
-        await client.initialize_session(
-            types.InitializeParams(
-                capabilities=client_capabilities("neovim"), root_uri=workspace.as_uri()
-            )
-        )
+    async with tcp_server(stub, home, workspace) as server:
+        client = await server.client()  # its initialize carries the token from the file
         stub.script(text("over tcp"))
         result = await client.workspace_execute_command_async(
             types.ExecuteCommandParams(command="tether.run", arguments=[{"prompt": "hi"}])
@@ -162,14 +129,7 @@ async def test_serves_over_tcp(stub: ProviderStub, home: Path, workspace: Path) 
         assert result is not None
         assert result["status"] == "done" and result["answer"] == "over tcp"
         await client.shutdown_session()
-        async with asyncio.timeout(10):
-            assert await process.wait() == 0  # `exit` after `shutdown` ends the server
-    finally:
-        if process.returncode is None:
-            process.kill()
-            await process.wait()
-        with contextlib.suppress(ConnectionError):
-            await client.stop()
+        assert await server.wait() == 0  # `exit` after `shutdown` ends the server
 
 
 async def test_did_change_configuration_applies_from_the_next_turn(

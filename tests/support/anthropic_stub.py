@@ -11,8 +11,8 @@ per event over chunked HTTP/1.1: ``message_start``, then per content block
 ``content_block_start`` / ``content_block_delta`` (``text_delta``,
 ``input_json_delta``) / ``content_block_stop``, a ``ping`` after the first block
 opens, ``message_delta`` (stop_reason, usage), ``message_stop``. Tool ids are
-``toolu_<n>``. The same faults as ``provider_stub``. ``stub.url`` has no ``/v1``: the
-API's own base URL has none.
+``toolu_<n>``. The same faults as ``provider_stub``, ``endless`` included. ``stub.url``
+has no ``/v1``: the API's own base URL has none.
 """
 
 from __future__ import annotations
@@ -20,7 +20,7 @@ from __future__ import annotations
 import json
 import uuid
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Literal
 
 from tests.support import stub_faults
 from tests.support.loopback import NO_REPLY_LEFT, Exchange, LoopbackStub, Scripted, hang_up
@@ -32,6 +32,7 @@ __all__ = [
     "Scripted",
     "cut_off_in_tool_call",
     "drop_after",
+    "endless",
     "error",
     "error_event",
     "garbage",
@@ -59,16 +60,7 @@ class _Message(Scripted):
         ids = [exchange.stub.next_call_id() for _ in self.calls]
         stop = "max_tokens" if self.cut_off else "tool_use" if self.calls else "end_turn"
         out_tokens = max(1, (len(self.content) + sum(len(n) + len(a) for n, a in self.calls)) // 4)
-        message: dict[str, Any] = {
-            "id": f"msg_{uuid.uuid4().hex[:24]}",
-            "type": "message",
-            "role": "assistant",
-            "model": exchange.body.get("model") or "stub-model",
-            "content": [],
-            "stop_reason": None,
-            "stop_sequence": None,
-            "usage": {"input_tokens": exchange.body_size // 4, "output_tokens": 1},
-        }
+        message = _opening(exchange)
         if not exchange.streaming:
             message["content"] = [{"type": "text", "text": self.content}] if self.content else []
             message["content"] += [
@@ -121,6 +113,39 @@ class _Message(Scripted):
             events += [("content_block_delta", {"index": index, "delta": d}) for d in deltas]
             events.append(("content_block_stop", {"index": index}))
         return events
+
+
+@dataclass(frozen=True)
+class _Endless(Scripted):
+    into: Literal["text", "arguments"]
+    piece: str
+
+    def serve(self, exchange: Exchange) -> None:
+        exchange.start_stream()
+        _send(exchange, ("message_start", {"message": _opening(exchange)}))
+        head: dict[str, Any] = {"type": "text", "text": ""}
+        delta = {"type": "text_delta", "text": self.piece}
+        if self.into == "arguments":
+            call_id = exchange.stub.next_call_id()
+            head = {"type": "tool_use", "id": call_id, "name": "write_file", "input": {}}
+            delta = {"type": "input_json_delta", "partial_json": self.piece}
+        _send(exchange, ("content_block_start", {"index": 0, "content_block": head}))
+        event = _framed(("content_block_delta", {"index": 0, "delta": delta}))
+        stub_faults.repeat_forever(exchange, event.encode())
+
+
+def _opening(exchange: Exchange) -> dict[str, Any]:
+    """The message as ``message_start`` opens it: no content yet."""
+    return {
+        "id": f"msg_{uuid.uuid4().hex[:24]}",
+        "type": "message",
+        "role": "assistant",
+        "model": exchange.body.get("model") or "stub-model",
+        "content": [],
+        "stop_reason": None,
+        "stop_sequence": None,
+        "usage": {"input_tokens": exchange.body_size // 4, "output_tokens": 1},
+    }
 
 
 @dataclass(frozen=True)
@@ -183,6 +208,12 @@ def hang(seconds: float) -> Scripted:
     return _Message(content="late", hang_s=seconds)
 
 
+def endless(piece: str = "x" * 1024, *, into: Literal["text", "arguments"] = "text") -> Scripted:
+    """A reply that never ends: ``piece`` again and again, as a ``text_delta`` or as more of
+    one ``write_file`` call's ``input_json_delta``, until the client hangs up."""
+    return _Endless(into, piece)
+
+
 def drop_after(n_events: int, reply: Scripted | None = None) -> Scripted:
     """Hang up after ``n_events`` events of ``reply`` (default: text, a letter per delta).
 
@@ -213,9 +244,13 @@ def cut_off_in_tool_call(*calls: tuple[str, dict[str, Any] | str], text: str = "
 
 
 def _send(exchange: Exchange, event: Event) -> None:
+    exchange.send_sse(_framed(event))
+
+
+def _framed(event: Event) -> str:
     kind, data = event
     payload = json.dumps({"type": kind, **data}, separators=(",", ":"))
-    exchange.send_sse(f"event: {kind}\ndata: {payload}\n\n")
+    return f"event: {kind}\ndata: {payload}\n\n"
 
 
 class AnthropicStub(LoopbackStub):

@@ -268,10 +268,16 @@ class Exchange:
         h.wfile.write(data)
 
     def start_stream(self) -> None:
+        self.start_chunked(
+            200, {"Content-Type": "text/event-stream; charset=utf-8", "Cache-Control": "no-cache"}
+        )
+
+    def start_chunked(self, status: int, headers: dict[str, str]) -> None:
+        """The status and headers of an answer whose body follows in ``write_chunk``s."""
         h = self._handler
-        h.send_response(200)
-        h.send_header("Content-Type", "text/event-stream; charset=utf-8")
-        h.send_header("Cache-Control", "no-cache")
+        h.send_response(status)
+        for name, value in headers.items():
+            h.send_header(name, value)
         h.send_header("Transfer-Encoding", "chunked")
         h.end_headers()
 

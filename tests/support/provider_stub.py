@@ -16,7 +16,8 @@ Streaming answers use the exact wire format: ``data: {chunk}\\n\\n`` per chunk o
 chunked HTTP/1.1, a usage chunk with ``choices: []`` when the request asks for it
 (``stream_options.include_usage``), then ``data: [DONE]``. Faults: ``drop_after``,
 ``stall``, ``garbage``, ``cut_off_in_tool_call`` (``tests/support/stub_faults.py``),
-``hang_up`` (no answer at all) and ``error_event`` (an error chunk mid-stream).
+``hang_up`` (no answer at all), ``error_event`` (an error chunk mid-stream) and
+``endless`` (a reply that never ends).
 """
 
 from __future__ import annotations
@@ -25,7 +26,7 @@ import json
 import time
 import uuid
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Literal
 
 from tests.support import stub_faults
 from tests.support.loopback import NO_REPLY_LEFT, Exchange, LoopbackStub, Scripted, hang_up
@@ -37,6 +38,7 @@ __all__ = [
     "Scripted",
     "cut_off_in_tool_call",
     "drop_after",
+    "endless",
     "error",
     "error_event",
     "garbage",
@@ -57,10 +59,11 @@ class _Completion(Scripted):
     hang_s: float = 0.0
     cut_off: bool = False
     error: tuple[str, str] | None = None  # (type, message) of an error chunk after the role
+    ids: tuple[str, ...] | None = None  # the calls' ids as a (hostile) model chose them
 
     def serve(self, exchange: Exchange) -> None:
         assert isinstance(exchange, _Exchange)
-        ids = [exchange.stub.next_call_id() for _ in self.calls]
+        ids = list(self.ids or [exchange.stub.next_call_id() for _ in self.calls])
         finish = "length" if self.cut_off else "tool_calls" if self.calls else "stop"
         out_tokens = max(1, (len(self.content) + sum(len(n) + len(a) for n, a in self.calls)) // 4)
         if not exchange.streaming:
@@ -116,6 +119,24 @@ class _Completion(Scripted):
 
 
 @dataclass(frozen=True)
+class _Endless(Scripted):
+    into: Literal["text", "arguments"]
+    piece: str
+
+    def serve(self, exchange: Exchange) -> None:
+        assert isinstance(exchange, _Exchange)
+        exchange.start_stream()
+        exchange.send_delta({"role": "assistant", "content": ""})
+        delta: dict[str, Any] = {"content": self.piece}
+        if self.into == "arguments":
+            function = {"name": "write_file", "arguments": ""}
+            head = {"index": 0, "id": exchange.stub.next_call_id(), "type": "function"}
+            exchange.send_delta({"tool_calls": [head | {"function": function}]})
+            delta = {"tool_calls": [{"index": 0, "function": {"arguments": self.piece}}]}
+        stub_faults.repeat_forever(exchange, exchange.framed_delta(delta).encode())
+
+
+@dataclass(frozen=True)
 class _Error(Scripted):
     status: int
     message: str
@@ -143,14 +164,17 @@ def text(content: str, *, chunk_size: int = 4, delay_s: float = 0.0) -> Scripted
 
 
 def tool_calls(
-    *calls: tuple[str, dict[str, Any] | str], text: str = "", delay_s: float = 0.0
+    *calls: tuple[str, dict[str, Any] | str],
+    text: str = "",
+    delay_s: float = 0.0,
+    ids: tuple[str, ...] | None = None,
 ) -> Scripted:
     """An answer calling tools: ``(name, arguments)``, a dict sent as JSON, a str sent raw.
 
-    Ids are ``call_<n>``, numbered across the stub's whole run; each call's arguments
-    arrive split over several chunks, after ``text`` if any.
+    Ids are ``call_<n>``, numbered across the stub's whole run, unless ``ids`` names them;
+    each call's arguments arrive split over several chunks, after ``text`` if any.
     """
-    return _Completion(content=text, calls=raw_calls(calls), delay_s=delay_s)
+    return _Completion(content=text, calls=raw_calls(calls), delay_s=delay_s, ids=ids)
 
 
 def error(
@@ -168,6 +192,12 @@ def error_event(kind: str = "server_error", message: str = "stub error") -> Scri
 def hang(seconds: float) -> Scripted:
     """Send headers and one empty delta, go quiet for ``seconds``, then answer ``late``."""
     return _Completion(content="late", hang_s=seconds)
+
+
+def endless(piece: str = "x" * 1024, *, into: Literal["text", "arguments"] = "text") -> Scripted:
+    """A reply that never ends: ``piece`` again and again, as a text delta or as more of
+    one ``write_file`` call's arguments, until the client hangs up."""
+    return _Endless(into, piece)
 
 
 def drop_after(n_events: int, reply: Scripted | None = None) -> Scripted:
@@ -236,11 +266,14 @@ class _Exchange(Exchange):
         }
 
     def send_delta(self, delta: dict[str, Any], finish_reason: str | None = None) -> None:
+        self.send_sse(self.framed_delta(delta, finish_reason))
+
+    def framed_delta(self, delta: dict[str, Any], finish_reason: str | None = None) -> str:
         choice = {"index": 0, "delta": delta, "logprobs": None, "finish_reason": finish_reason}
         chunk = self.envelope("chat.completion.chunk", choices=[choice])
         if (self.body.get("stream_options") or {}).get("include_usage"):
             chunk["usage"] = None
-        self.send_event(_compact(chunk))
+        return f"data: {_compact(chunk)}\n\n"
 
     def send_event(self, data: str) -> None:
         self.send_sse(f"data: {data}\n\n")

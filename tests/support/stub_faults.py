@@ -1,9 +1,14 @@
 """Pieces of scripted answers that know no wire format: the fault modes, which work
-on whatever a stub streams, and how a call's arguments are cut into pieces."""
+on whatever a stub streams, and how a call's arguments are cut into pieces.
+
+The floods (``endless_line``, ``huge_error``, and ``repeat_forever`` under each stub's
+``endless``) write one prepared piece again and again until the client hangs up or
+the stub stops: a provider sending without end costs the stub nothing."""
 
 from __future__ import annotations
 
 import json
+import zlib
 from dataclasses import dataclass
 from typing import Any
 
@@ -31,6 +36,63 @@ class _Raw(Scripted):
         exchange.start_stream()
         exchange.write_chunk(self.raw.encode())
         exchange.end_stream()
+
+
+@dataclass(frozen=True)
+class _EndlessLine(Scripted):
+    head: bytes
+
+    def serve(self, exchange: Exchange) -> None:
+        exchange.start_stream()
+        exchange.write_chunk(self.head)
+        repeat_forever(exchange, b"x" * 65536)
+
+
+@dataclass(frozen=True)
+class _HugeError(Scripted):
+    status: int
+    head: bytes
+    size: int
+    gzip: bool
+
+    def serve(self, exchange: Exchange) -> None:
+        headers = {"Content-Type": "application/json"}
+        exchange.start_chunked(
+            self.status, headers | ({"Content-Encoding": "gzip"} if self.gzip else {})
+        )
+        # The smallest window and state: "xxx..." compresses a thousandfold all the same.
+        deflater = zlib.compressobj(9, zlib.DEFLATED, 9 | 16, memLevel=1)
+        filler = b"x" * 2**16  # small: the stub runs in the process a test measures
+        encode = deflater.compress if self.gzip else bytes
+        exchange.write_chunk(encode(self.head))
+        for _ in range(self.size // len(filler)):
+            if exchange.stub.stopping.is_set():
+                return exchange.abort()
+            if piece := encode(filler):
+                exchange.write_chunk(piece)
+        if self.gzip:
+            exchange.write_chunk(deflater.flush())
+        exchange.end_stream()
+
+
+def repeat_forever(exchange: Exchange, payload: bytes) -> None:
+    """Write ``payload`` as one chunk after another until the client hangs up (the write
+    raises) or the stub stops."""
+    while not exchange.stub.stopping.is_set():
+        exchange.write_chunk(payload)
+    exchange.abort()
+
+
+def endless_line(head: str = "data: ") -> Scripted:
+    """A 200 event stream of one line that never ends: ``head``, then ``x`` without end."""
+    return _EndlessLine(head.encode())
+
+
+def huge_error(status: int, head: str, size: int, *, gzip: bool = False) -> Scripted:
+    """An error body of about ``size`` bytes: ``head`` (the start of the wire format's error
+    JSON), then ``x`` to the end, streamed (gzip-compressed when ``gzip``: a small body on
+    the wire that inflates to ``size``)."""
+    return _HugeError(status, head.encode(), size, gzip)
 
 
 def drop_after(n_events: int, reply: Scripted) -> Scripted:

@@ -159,15 +159,31 @@ function prepare(stubUrl) {
 
 const norm = (text) => (text ?? '').replace(/\u00a0/g, ' ');
 
-async function chatFrame(page) {
-  return until('the chat view', async () => {
-    for (const frame of page.frames()) {
-      if (await frame.$('#prompt').catch(() => null)) {
-        return frame;
+async function chatFrame(page, timeout = STEP_MS) {
+  return until(
+    'the chat view',
+    async () => {
+      for (const frame of page.frames()) {
+        if (await frame.$('#prompt').catch(() => null)) {
+          return frame;
+        }
       }
-    }
-    return undefined;
-  });
+      return undefined;
+    },
+    timeout,
+  );
+}
+
+/** Open the chat view; on a cold first start the webview can miss the first command. */
+async function openChat(page) {
+  await runCommand(page, 'tether: Open Chat');
+  try {
+    return await chatFrame(page);
+  } catch {
+    log('the chat view did not open yet: running tether: Open Chat again');
+    await runCommand(page, 'tether: Open Chat');
+    return chatFrame(page, 90_000);
+  }
 }
 
 async function runCommand(page, title) {
@@ -473,8 +489,7 @@ async function main() {
     await page.waitForSelector('.monaco-workbench', { timeout: 60_000 });
     await until('the tether status bar item', async () => (await statusBar(page)).includes('tether: idle'), 60_000);
     log('VS Code is up; the status bar says tether: idle');
-    await runCommand(page, 'tether: Open Chat');
-    const frame = await chatFrame(page);
+    const frame = await openChat(page);
     log('the chat view is open');
 
     const expected = execFileSync(python, ['-c', 'import sys; sys.path.insert(0, sys.argv[1]); import stub; print(stub.ANSWER)', here], {

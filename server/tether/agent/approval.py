@@ -16,7 +16,7 @@ from typing import Literal, Protocol
 from tether.errors import TetherError
 from tether.models import Frozen, PendingCall, RecordedChoice, Scope
 from tether.store import Store
-from tether.tools.base import RuleKey
+from tether.tools.base import Preview, RuleKey
 
 log = logging.getLogger(__name__)
 Answer = Literal["allow", "always", "deny"]
@@ -25,6 +25,7 @@ Answer = Literal["allow", "always", "deny"]
 class Allow(Frozen):
     kind: Literal["allow"] = "allow"
     by: str = "person"
+    by_rule: bool = False  # nobody saw this very call: a remembered rule allowed it
 
 
 class Deny(Frozen):
@@ -41,6 +42,15 @@ class Applied(Frozen):
 
 
 Decision = Allow | Deny | Applied
+PREVIEW_BUDGET = 2000  # characters of a call's preview a dialog shows
+
+
+class Question(Frozen):
+    """What the person is asked about one call."""
+
+    call: PendingCall
+    preview: str  # what will happen: whole, or its head and tail saying what is left out
+    always: str | None  # what "Allow always" remembers; None: it is not offered
 
 
 class Person(Protocol):
@@ -48,8 +58,8 @@ class Person(Protocol):
         """Whether a dialog can reach the person now; if not, calls park at once."""
         ...
 
-    async def ask(self, session: str, call: PendingCall, preview: str) -> Answer | None:
-        """Allow, allow always, deny; None when the question was dismissed."""
+    async def ask(self, session: str, question: Question) -> Answer | None:
+        """Allow, allow always (only when offered), deny; None when dismissed."""
         ...
 
     async def extend_budget(self, session: str, budget: int, asked: int) -> bool:
@@ -63,7 +73,7 @@ class Nobody:
     def can_ask(self) -> bool:
         return False
 
-    async def ask(self, session: str, call: PendingCall, preview: str) -> Answer | None:
+    async def ask(self, session: str, question: Question) -> Answer | None:
         return None
 
     async def extend_budget(self, session: str, budget: int, asked: int) -> bool:
@@ -80,7 +90,7 @@ class Gate:
         self,
         at: tuple[str, int, int],
         call: PendingCall,
-        preview: Callable[[], Awaitable[str]],
+        preview: Callable[[int], Awaitable[Preview]],
         rule_key: RuleKey | None,
         recorded: RecordedChoice | None,
     ) -> Decision | None:
@@ -97,17 +107,21 @@ class Gate:
         if rule_key is not None and (
             rule := self.store.rules.match(session, self.workspace, call.tool, rule_key.key)
         ):
-            return Allow(by=f"rule: {rule.words} ({rule.scope})")
+            return Allow(by=f"rule: {rule.words} ({rule.scope})", by_rule=True)
         if recorded is not None or not self.person.can_ask():
             return None  # dismissed before: it waits for a decision, and is not asked again
-        answer = await self.person.ask(session, call, await preview())
+        shown = await preview(PREVIEW_BUDGET)
+        # Nothing is remembered from a call the person could not see whole.
+        always = rule_key.words if rule_key is not None and shown.whole else None
+        question = Question(call=call, preview=shown.text, always=always)
+        answer = await self.person.ask(session, question)
         if answer is None:
             dismissed = RecordedChoice(decision="dismissed")
             self.store.transcript.record_choice(session, seq, idx, dismissed)
             return None
         if answer == "deny":
             return Deny()
-        if answer == "always" and rule_key is not None:
+        if answer == "always" and always is not None and rule_key is not None:
             self.remember("workspace", session, call.tool, rule_key)
         return Allow()
 

@@ -23,12 +23,13 @@ from tether.agent.events import ApprovalState, ApprovalUpdate, ToolCallUpdate
 from tether.agent.plan import Ask, Counts, Kind, Plan, Reads, Segment, Step, budget_spent, plan
 from tether.agent.prepare import Call, Invalid, Prepared, prepare, summary
 from tether.errors import ToolError
-from tether.models import PendingCall, ToolStatus
+from tether.models import PendingCall, ToolStatus, shortened
 from tether.store import Store, StoredReply
-from tether.tools.base import Gated, Tool
+from tether.tools.base import Gated, Preview, Tool
 
 log = logging.getLogger(__name__)
 CANCELLED = "the turn was cancelled"
+UPDATE_ARGUMENT_CHARS = 4000  # of each string argument a `tool_call` update carries
 
 
 @dataclass(frozen=True)
@@ -129,12 +130,12 @@ class Dispatcher:
         tool, params = c.tool, c.params
         rule_key = tool.rule_key(params, env.ctx) if isinstance(tool, Gated) else None
 
-        async def preview() -> str:
+        async def preview(budget: int) -> Preview:
             # Only when the person is asked: a recorded decision needs none (and a patch
             # the person already applied in the editor could no longer be planned).
             if isinstance(tool, Gated):
-                return await tool.preview(params, env.ctx)
-            return f"{pending.summary} (outside the workspace)"
+                return await tool.preview(params, env.ctx, budget)
+            return Preview(text=f"{pending.summary} (outside the workspace, or inside .git/)")
 
         _approval(env, c, pending, "pending")
         at = (reply.session, reply.seq, c.idx)
@@ -148,9 +149,9 @@ class Dispatcher:
         match decision:
             case None:
                 return False
-            case Allow(by=by):
+            case Allow():
                 _approval(env, c, pending, "allowed")
-                await self._execute(env, c, answers, decided_by=by)
+                await self._execute(env, c, answers, decision)
             case Applied(by=by):
                 _approval(env, c, pending, "allowed")
                 done = f"the person applied this change in the editor themselves: {pending.summary}"
@@ -161,12 +162,13 @@ class Dispatcher:
         return True
 
     async def _execute(
-        self, env: TurnEnv, c: Prepared[Any], answers: Answers, decided_by: str | None = None
+        self, env: TurnEnv, c: Prepared[Any], answers: Answers, allowed: Allow | None = None
     ) -> None:
         async with self._limit():
             answers.start(c.idx)
             status: ToolStatus = "ok"
-            ctx = replace(env.ctx, approved=decided_by is not None)
+            by_rule = allowed is not None and allowed.by_rule
+            ctx = replace(env.ctx, approved=allowed is not None, by_rule=by_rule)
             try:
                 content = await c.tool.run(c.params, ctx)
             except ToolError as exc:
@@ -174,7 +176,7 @@ class Dispatcher:
             except Exception as exc:  # a bug in one tool must not end the turn or its siblings
                 log.exception("tool %s failed", c.call.name)
                 content, status = f"{c.call.name} failed unexpectedly: {exc!r}", "error"
-            answers.answer(c.idx, status, content, decided_by=decided_by)
+            answers.answer(c.idx, status, content, decided_by=allowed.by if allowed else None)
 
 
 def _kind(c: Call) -> Kind:
@@ -199,7 +201,7 @@ def _call_update(env: TurnEnv, c: Call) -> ToolCallUpdate:
         session=env.session,
         call_id=c.call.id,
         tool=c.call.name,
-        arguments=c.call.parsed_arguments(),
+        arguments=shortened(c.call.parsed_arguments(), UPDATE_ARGUMENT_CHARS),
         summary=summary(c, env.ctx),
     )
 

@@ -10,8 +10,10 @@ from typing import Any, Generic
 from pydantic import ValidationError
 
 from tether.errors import ToolError, problems
-from tether.models import PendingCall, ToolCall
+from tether.models import ArgumentsTooBig, PendingCall, ToolCall, parse_arguments, shortened
 from tether.tools.base import P, Tool, ToolContext
+
+PENDING_ARGUMENT_CHARS = 16_000  # of each string argument a waiting call is listed with
 
 
 @dataclass(frozen=True)
@@ -28,7 +30,7 @@ class Prepared(Generic[P]):
         return PendingCall(
             call_id=self.call.id,
             tool=self.call.name,
-            arguments=self.call.parsed_arguments(),
+            arguments=shortened(self.call.parsed_arguments(), PENDING_ARGUMENT_CHARS),
             summary=self.tool.summary(self.params, ctx),
         )
 
@@ -52,7 +54,9 @@ def prepare(tools: dict[str, Tool[Any]], ctx: ToolContext, idx: int, call: ToolC
         known = ", ".join(sorted(tools))
         return Invalid(idx, call, key, f"unknown tool {call.name!r}; the tools are: {known}")
     try:
-        arguments = json.loads(call.arguments or "{}")
+        arguments = parse_arguments(call.arguments)
+    except ArgumentsTooBig as exc:
+        return Invalid(idx, call, key, f"{exc}; send smaller arguments")
     except ValueError as exc:
         return Invalid(
             idx, call, key, f"the arguments are not valid JSON ({exc}); send a JSON object"
@@ -76,7 +80,7 @@ def summary(c: Call, ctx: ToolContext) -> str:
 def call_key(call: ToolCall) -> str:
     """Identity for duplicates and the repeat guard: same tool, same arguments."""
     try:
-        arguments = json.dumps(json.loads(call.arguments or "{}"), sort_keys=True)
+        arguments = json.dumps(parse_arguments(call.arguments), sort_keys=True)
     except ValueError:
         arguments = call.arguments
     return f"{call.name}\x00{arguments}"

@@ -107,3 +107,26 @@ class Planned(BaseModel):
     ) -> dict[str, Any]:
         # Responses drop nulls (optional fields are left out); this null says something.
         return {**dump(self), "before": self.before}
+
+
+class RuleArgument(Argument):
+    rule: str = Field(min_length=1, description="The rule's id, as tether.rules lists it.")
+
+
+class RuleInfo(BaseModel):
+    """A remembered approval: which tool, what it covers (in words), where it holds."""
+
+    id: str
+    tool: str
+    match: str
+    scope: Scope
+    session: str | None = None  # for a rule of one session
+    created: str
+
+
+class Rules(BaseModel):
+    rules: list[RuleInfo]
+
+
+class Forgotten(BaseModel):
+    removed: bool

@@ -64,4 +64,7 @@ async def _patch_action(
 
 def _normal(uri: str) -> str:
     path = to_fs_path(uri)
-    return Path(path).resolve().as_uri() if path else uri
+    try:
+        return Path(path).resolve().as_uri() if path else uri
+    except (OSError, ValueError, RuntimeError):  # no file on disk (a NUL, a symlink loop)
+        return uri

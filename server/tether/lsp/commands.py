@@ -17,9 +17,13 @@ from tether.lsp.arguments import (
     ApproveArgument,
     Cancelled,
     DenyArgument,
+    Forgotten,
     NoArgument,
     Planned,
     PlannedArgument,
+    RuleArgument,
+    RuleInfo,
+    Rules,
     RunArgument,
     ScheduleArgument,
     Scheduled,
@@ -127,6 +131,27 @@ async def planned(ls: TetherServer, arg: PlannedArgument) -> Planned:
     """The editor's diff of a waiting patch is the server's own plan, not a port of it."""
     edit = await ls.service.planned_edit(arg.session, arg.call)
     return Planned(path=str(edit.path), before=edit.before, after=edit.after)
+
+
+@command("tether.rules", NoArgument)
+async def rules(ls: TetherServer, arg: NoArgument) -> Rules:
+    listed = [
+        RuleInfo(
+            id=str(rule.id),
+            tool=rule.tool,
+            match=rule.words,
+            scope=rule.scope,
+            session=rule.scope_id if rule.scope == "session" else None,
+            created=rule.created,
+        )
+        for rule in ls.service.rules()
+    ]
+    return Rules(rules=listed)
+
+
+@command("tether.forget", RuleArgument)
+async def forget(ls: TetherServer, arg: RuleArgument) -> Forgotten:
+    return Forgotten(removed=ls.service.forget(arg.rule))
 
 
 @command("tether.schedule", ScheduleArgument)

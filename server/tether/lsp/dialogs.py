@@ -11,9 +11,8 @@ from typing import TYPE_CHECKING
 from lsprotocol import types
 from pygls.exceptions import JsonRpcException
 
-from tether.agent.approval import Answer
+from tether.agent.approval import Answer, Question
 from tether.lsp.pygls_private import forget_request
-from tether.models import PendingCall
 
 if TYPE_CHECKING:
     from tether.lsp.server import TetherServer
@@ -21,7 +20,6 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 ANSWERS: dict[str, Answer] = {"Allow": "allow", "Allow always": "always", "Deny": "deny"}
 EXTEND, STOP = "Extend", "Stop"
-PREVIEW_CHARS = 1500
 
 
 class LspPerson:
@@ -34,12 +32,18 @@ class LspPerson:
         dialogs = self.ls.config.current.approval.dialogs
         return bool(dialogs and request and request.message_action_item)
 
-    async def ask(self, session: str, call: PendingCall, preview: str) -> Answer | None:
-        if len(preview) > PREVIEW_CHARS:
-            preview = preview[:PREVIEW_CHARS] + "\n…"
-        title = await self._request(
-            f"tether wants to run {call.tool}: {call.summary}\n\n{preview}", list(ANSWERS)
+    async def ask(self, session: str, question: Question) -> Answer | None:
+        call = question.call
+        if question.always is not None:
+            always = f"Allow always remembers, for this workspace: {question.always}"
+            titles = list(ANSWERS)
+        else:
+            always = "(Allow always is not offered: this call cannot be remembered as shown.)"
+            titles = [title for title, answer in ANSWERS.items() if answer != "always"]
+        message = (
+            f"tether wants to run {call.tool}: {call.summary}\n\n{question.preview}\n\n{always}"
         )
+        title = await self._request(message, titles)
         return ANSWERS.get(title) if title else None
 
     async def extend_budget(self, session: str, budget: int, asked: int) -> bool:

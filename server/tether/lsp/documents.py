@@ -13,22 +13,26 @@ class LspDocuments:
 
     def __init__(self, workspace: Workspace) -> None:
         self.workspace = workspace
-        self._paths: dict[str, Path] = {}  # uri -> resolved path, resolved once per uri
+        self._paths: dict[str, Path | None] = {}  # uri -> resolved path, once per open uri
 
     def _open(self) -> dict[Path, TextDocument]:
         """The open documents by resolved path. Reads ask this for every file they touch,
         so a document's path is resolved (a few system calls) once, not on each ask."""
         documents: dict[Path, TextDocument] = {}
+        known, self._paths = self._paths, {}  # closed documents are forgotten
         for uri, document in self.workspace.text_documents.items():
-            if (path := self._paths.get(uri)) is None:
-                if (fs := to_fs_path(uri)) is None:
-                    continue
-                path = self._paths[uri] = Path(fs).resolve()
-            documents[path] = document
+            path = known[uri] if uri in known else _file(uri)
+            self._paths[uri] = path
+            if path is not None:
+                documents[path] = document
         return documents
 
     def document(self, path: Path) -> TextDocument | None:
-        return self._open().get(path.resolve())
+        try:
+            resolved = path.resolve()
+        except (OSError, ValueError, RuntimeError):  # a path that names no file: not open
+            return None
+        return self._open().get(resolved)
 
     def live_text(self, path: Path) -> str | None:
         document = self.document(path)
@@ -36,3 +40,14 @@ class LspDocuments:
 
     def open_paths(self) -> list[Path]:
         return list(self._open())
+
+
+def _file(uri: str) -> Path | None:
+    """The file a document's URI names, resolved; None for a document that is no file on
+    disk (another scheme, a NUL in the path, a symlink loop): reads never see those."""
+    if (path := to_fs_path(uri)) is None:
+        return None
+    try:
+        return Path(path).resolve()
+    except (OSError, ValueError, RuntimeError):  # ValueError: NUL; RuntimeError: a loop
+        return None

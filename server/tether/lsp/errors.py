@@ -11,6 +11,7 @@ from pydantic import BaseModel, ValidationError
 from pygls.exceptions import JsonRpcInternalError, JsonRpcInvalidParams
 
 from tether.errors import Refused, TetherError, problems
+from tether.outbound import outbound, outbound_json
 
 log = logging.getLogger(__name__)
 A = TypeVar("A", bound=BaseModel)
@@ -36,17 +37,18 @@ def json_rpc_errors(argument: type[A]) -> Callable[[Handler[A]], Callable[..., A
             try:
                 params = argument.model_validate(args[0])
             except ValidationError as exc:
-                raise JsonRpcInvalidParams(message=f"invalid argument: {problems(exc)}") from None
+                message = outbound(f"invalid argument: {problems(exc)}")
+                raise JsonRpcInvalidParams(message=message) from None
             try:
                 result = await handler(ls, params)
             except Refused as exc:
-                raise JsonRpcInvalidParams(message=str(exc)) from None
+                raise JsonRpcInvalidParams(message=outbound(str(exc))) from None
             except TetherError as exc:
-                raise JsonRpcInternalError(message=str(exc)) from None
+                raise JsonRpcInternalError(message=outbound(str(exc))) from None
             except Exception as exc:  # a bug: the editor gets one line, the log the traceback
                 log.exception("%s failed", handler.__name__)
-                raise JsonRpcInternalError(message=f"internal error: {exc!r}") from None
-            return result.model_dump(mode="json", exclude_none=True)
+                raise JsonRpcInternalError(message=outbound(f"internal error: {exc!r}")) from None
+            return outbound_json(result.model_dump(mode="json", exclude_none=True))
 
         del command.__wrapped__
         return command

@@ -40,3 +40,8 @@ def server_process(client: JsonRPCClient) -> asyncio.subprocess.Process | None:
     """The process a client started with ``start_io``."""
     process: asyncio.subprocess.Process | None = client._server
     return process
+
+
+def shutdown_answered(protocol: LanguageServerProtocol) -> bool:
+    """Whether pygls has finished ``shutdown`` (it answers the request as it sets this)."""
+    return bool(protocol._shutdown)

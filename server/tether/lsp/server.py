@@ -24,8 +24,9 @@ from tether.errors import ConfigError, Refused
 from tether.lsp.dialogs import LspPerson
 from tether.lsp.documents import LspDocuments
 from tether.lsp.editor import LspEditor
-from tether.lsp.pygls_private import OwnCancels
+from tether.lsp.pygls_private import OwnCancels, shutdown_answered
 from tether.lsp.updates import LspUpdates
+from tether.outbound import RedactingFilter
 from tether.service import Service
 
 log = logging.getLogger(__name__)
@@ -37,19 +38,26 @@ class EditorLog(logging.Handler):
     def __init__(self, ls: LanguageServer) -> None:
         super().__init__(logging.WARNING)
         self.ls = ls
+        self.sending = False
+        self.addFilter(RedactingFilter())
 
     def emit(self, record: logging.LogRecord) -> None:
+        if self.sending:  # a line that failed to reach the editor is not sent there again
+            return
         kind = (
             types.MessageType.Error
             if record.levelno >= logging.ERROR
             else types.MessageType.Warning
         )
+        self.sending = True
         try:
             self.ls.window_log_message(
                 types.LogMessageParams(type=kind, message=self.format(record))
             )
         except Exception:  # logging must never raise into the code that logged
             self.handleError(record)
+        finally:
+            self.sending = False
 
 
 class TetherServer(LanguageServer):
@@ -64,6 +72,7 @@ class TetherServer(LanguageServer):
         self.progress_sessions: dict[Any, str] = {}  # $/progress token -> session
         self.early_cancels: deque[Any] = deque(maxlen=256)
         self.scheduling: asyncio.Task[None] | None = None
+        self.stopping: asyncio.Future[None] | None = None
 
     @property
     def service(self) -> Service:
@@ -108,6 +117,24 @@ class TetherServer(LanguageServer):
         )
 
     async def stop(self) -> None:
+        """Stop once, however many ask."""
+        if self.stopping is None:
+            self.stopping = asyncio.ensure_future(self._stop())
+        await asyncio.shield(self.stopping)
+
+    async def before_exit(self) -> None:
+        """An ``exit`` sent right behind ``shutdown`` waits until the shutdown is done and
+        answered (pygls would end the process in the middle of it)."""
+        await asyncio.sleep(0)  # the handler of a `shutdown` handed over just now starts
+        if self.stopping is None:
+            return  # no `shutdown`: `exit` ends the process at once
+        await asyncio.shield(self.stopping)
+        for _ in range(100):  # pygls answers in a callback queued as the handler ends
+            if shutdown_answered(self.protocol):
+                return
+            await asyncio.sleep(0)
+
+    async def _stop(self) -> None:
         """Stop the scheduler, then every turn (each answers its calls), then the store."""
         if self.scheduling is not None:
             self.scheduling.cancel()
@@ -134,11 +161,12 @@ class TetherServer(LanguageServer):
 
 
 def _workspace_root(params: types.InitializeParams) -> Path:
-    for uri in [f.uri for f in params.workspace_folders or []] + [params.root_uri or ""]:
-        if uri and (path := to_fs_path(uri)):
+    """The first workspace folder, else the root; one whose path holds a NUL names none."""
+    paths = [to_fs_path(f.uri) for f in params.workspace_folders or []]
+    paths += [to_fs_path(params.root_uri) if params.root_uri else None, params.root_path]
+    for path in paths:
+        if path and "\0" not in path:
             return Path(path)
-    if params.root_path:
-        return Path(params.root_path)
     return Path.cwd()
 
 

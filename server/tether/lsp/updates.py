@@ -11,6 +11,7 @@ from lsprotocol import types
 from pygls.exceptions import JsonRpcException
 
 from tether.agent.events import ApprovalUpdate, StatusUpdate, ToolCallUpdate, Update
+from tether.outbound import outbound_json
 
 if TYPE_CHECKING:
     from tether.lsp.server import TetherServer
@@ -46,7 +47,7 @@ class LspUpdates:
         return token
 
     def send(self, update: Update) -> None:
-        self.ls.protocol.notify(UPDATE, update.model_dump(mode="json"))
+        self.ls.protocol.notify(UPDATE, outbound_json(update.model_dump(mode="json")))
         if self.announce and isinstance(update, ApprovalUpdate) and update.decision == "pending":
             message = (
                 f"tether: a scheduled task waits for your approval: {update.tool}: "

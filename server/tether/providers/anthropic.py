@@ -8,10 +8,10 @@ from typing import Any
 import httpx
 
 from tether.models import AssistantMessage, Message, ToolMessage, Usage, UserMessage
-from tether.providers.base import ChatRequest, StreamEvent, TextDelta, ToolSpec
+from tether.providers.base import ChatRequest, StreamEvent, ToolSpec
 from tether.providers.failures import ended_early, failed_mid_reply
 from tether.providers.sse import aiter_sse, json_object
-from tether.providers.streaming import HTTPProvider, PartialCall, assemble
+from tether.providers.streaming import Gathered, HTTPProvider
 
 API_VERSION = "2023-06-01"
 # Error events worth asking again for, while nothing of the reply has been shown.
@@ -44,8 +44,7 @@ class AnthropicProvider(HTTPProvider):
         return f"raise tether.provider.max_tokens (now {self.settings.max_tokens})"
 
     async def read_reply(self, response: httpx.Response) -> AsyncGenerator[StreamEvent, None]:
-        text: list[str] = []
-        calls: dict[int, PartialCall] = {}
+        reply = Gathered()
         usage: Usage | None = None
         stop_reason = None
         async for event in aiter_sse(response):
@@ -57,19 +56,15 @@ class AnthropicProvider(HTTPProvider):
                     block = data.get("content_block") or {}
                     if block.get("type") == "tool_use":
                         # Its "input" is always {} here; the arguments follow as deltas.
-                        calls[_index(data)] = PartialCall(
-                            str(block.get("id") or ""), str(block.get("name") or "")
-                        )
+                        reply.call(_index(data)).named(block.get("id"), block.get("name"))
                     elif block.get("type") == "text" and block.get("text"):
-                        text.append(block["text"])
-                        yield TextDelta(text=block["text"])
+                        yield reply.text(block["text"])
                 case "content_block_delta":
                     delta = data.get("delta") or {}
                     if delta.get("type") == "text_delta" and delta.get("text"):
-                        text.append(delta["text"])
-                        yield TextDelta(text=delta["text"])
-                    elif delta.get("type") == "input_json_delta" and _index(data) in calls:
-                        calls[_index(data)].arguments.append(str(delta.get("partial_json") or ""))
+                        yield reply.text(delta["text"])
+                    elif delta.get("type") == "input_json_delta" and _index(data) in reply.calls:
+                        reply.calls[_index(data)].add(str(delta.get("partial_json") or ""))
                 case "message_delta":
                     stop_reason = (data.get("delta") or {}).get("stop_reason") or stop_reason
                     usage = _usage(usage, data.get("usage"))
@@ -82,8 +77,7 @@ class AnthropicProvider(HTTPProvider):
                 # ping, content_block_stop, and event types added later carry nothing we need.
         else:
             raise ended_early()
-        ordered = [calls[i] for i in sorted(calls)]
-        yield assemble(self, text, ordered, usage, cut=stop_reason == "max_tokens")
+        yield reply.reply(self, usage, cut=stop_reason == "max_tokens")
 
 
 def to_anthropic_tool(spec: ToolSpec) -> dict[str, Any]:

@@ -3,7 +3,11 @@
 Every provider's failures are worded here, once. A reply reader that finds its
 stream broken raises ``BrokenStream`` with the provider's part of the story;
 ``stream_with_retries`` retries it or turns it into ``ProviderError`` through
-``Failure``, which adds the URL and the attempts and never shows the key.
+``Failure``, which adds the URL and the attempts.
+
+The provider's own words (an error body, an unreadable chunk) may hold the key, echoed
+by a proxy: ``shown`` redacts them with ``tether.outbound`` before cutting them short,
+since a key cut at the boundary would be most of a key that no longer matches.
 """
 
 from __future__ import annotations
@@ -13,8 +17,11 @@ import json
 import httpx
 
 from tether.config import OLLAMA_BASE_URL, ProviderSettings
+from tether.outbound import outbound
 
 PARTIAL_NOT_KEPT = "; the partial reply was not kept"
+ERROR_BODY_LIMIT = 64 * 1024  # bytes of a failed request's body read for its message
+SAID_LIMIT = 500  # characters of the provider's own words in a message
 
 
 class BrokenStream(Exception):
@@ -35,24 +42,47 @@ def ended_early() -> BrokenStream:
     return BrokenStream("ended the stream before the reply was complete", retryable=True)
 
 
+def shown(said: object, limit: int = SAID_LIMIT) -> str:
+    """The provider's words as a message may hold them: redacted, then cut to ``limit``."""
+    return outbound(str(said))[:limit]
+
+
 def unreadable(data: str) -> BrokenStream:
-    return BrokenStream(f"sent an unreadable chunk: {data[:200]!r}")
+    return BrokenStream(f"sent an unreadable chunk: {shown(data, 200)!r}")
+
+
+def not_an_event(line: str) -> BrokenStream:
+    return BrokenStream(f"sent a line that is not a server-sent event: {shown(line, 200)!r}")
 
 
 def unexpected_shape(exc: Exception) -> BrokenStream:
-    return BrokenStream(f"sent a chunk of a shape tether does not know ({exc})")
+    return BrokenStream(f"sent a chunk of a shape tether does not know ({shown(exc)})")
 
 
 def failed_mid_reply(said: object, *, retryable: bool = False) -> BrokenStream:
-    return BrokenStream(f"failed mid-reply: {said}", retryable=retryable)
+    return BrokenStream(f"failed mid-reply: {shown(said)}", retryable=retryable)
 
 
 def cut_off(call: str, hint: str) -> BrokenStream:
     """The token limit ended the reply inside a tool call: its arguments are not whole."""
     return BrokenStream(
-        f"cut the reply off at its token limit in the middle of a call to {call!r}, "
+        f"cut the reply off at its token limit in the middle of a call to {shown(call, 200)!r}, "
         f"so nothing was run; {hint}"
     )
+
+
+def over_limit(what: str) -> BrokenStream:
+    """A stream that passed one of tether's size limits, which ``what`` names. It is
+    stopped there and not retried: asking again would bring the same flood."""
+    return BrokenStream(f"sent {what}")
+
+
+def size(n: int) -> str:
+    """A limit in bytes as a person reads it: 8 MiB, 64 KiB."""
+    for unit, scale in (("GiB", 2**30), ("MiB", 2**20), ("KiB", 2**10)):
+        if n >= scale and n % scale == 0:
+            return f"{n // scale} {unit}"
+    return f"{n:,} bytes"
 
 
 def missing_model(settings: ProviderSettings) -> str:
@@ -73,7 +103,6 @@ class Failure:
     """Messages for one failed request that say what to do, and never show the key."""
 
     def __init__(self, settings: ProviderSettings, url: httpx.URL) -> None:
-        self._key = settings.api_key.get_secret_value() if settings.api_key else ""
         fallback = "ANTHROPIC_API_KEY" if settings.kind == "anthropic" else "OPENAI_API_KEY"
         self._key_hint = f"check TETHER_API_KEY (or {fallback})"
         self._timeout_s = settings.timeout_s
@@ -100,22 +129,18 @@ class Failure:
                 f"the connection to the model provider at {self.url} failed{_tries(attempt)} "
                 f"({reason})"
             )
-        return self.redact(text + (PARTIAL_NOT_KEPT if yielded else ""))
+        return outbound(text + (PARTIAL_NOT_KEPT if yielded else ""))
 
-    def status(self, response: httpx.Response, attempt: int) -> str:
-        code = response.status_code
+    def status(self, code: int, said: str, attempt: int) -> str:
+        """An HTTP error; ``said`` is the provider's words from ``provider_message``."""
         text = f"the model provider answered HTTP {code} for {self.url}{_tries(attempt)}"
-        if said := provider_message(response):
+        if said:
             text += f": {said}"
         if code in (401, 403):
             text += f"; {self._key_hint}"
         elif code == 404:
             text += "; check TETHER_BASE_URL and TETHER_MODEL"
-        return self.redact(text)
-
-    def redact(self, text: str) -> str:
-        # A misbehaving proxy may echo the key back in its error body.
-        return text.replace(self._key, "***") if self._key else text
+        return outbound(text)
 
     def _unreachable(self, reason: str, attempt: int) -> str:
         tries = _tries(attempt)
@@ -143,13 +168,22 @@ def _tries(attempt: int) -> str:
     return f" after {attempt} attempts" if attempt > 1 else ""
 
 
-def provider_message(response: httpx.Response) -> str:
-    """The provider's own words from an error body, however it shapes them."""
+def provider_message(body: bytes, more: bool = False) -> str:
+    """The provider's own words from an error body, however it shapes them, redacted and
+    then cut short. ``more`` when the body went on past ``ERROR_BODY_LIMIT``, unread."""
+    text = body.decode("utf-8", "replace")
     try:
-        body = response.json()
-    except (ValueError, UnicodeDecodeError):
-        return response.text.strip()[:500]
-    error = body.get("error", body) if isinstance(body, dict) else body
-    if isinstance(error, dict):
-        error = error.get("message") or error.get("detail") or json.dumps(error)
-    return str(error).strip()[:500]
+        value = json.loads(text)
+    except ValueError:
+        said = shown(text.strip())
+    else:
+        error = value.get("error", value) if isinstance(value, dict) else value
+        if isinstance(error, dict):
+            error = error.get("message") or error.get("detail") or json.dumps(error)
+        said = shown(str(error).strip())
+    if more:
+        said += (
+            f" (the error body passed tether's error body limit of {size(ERROR_BODY_LIMIT)} "
+            "and was not read further)"
+        )
+    return said

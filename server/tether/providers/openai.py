@@ -9,10 +9,11 @@ from typing import Any
 import httpx
 
 from tether.models import AssistantMessage, Message, ToolMessage, Usage, UserMessage
-from tether.providers.base import ChatRequest, StreamEvent, TextDelta, ToolSpec
-from tether.providers.failures import ended_early, failed_mid_reply
+from tether.providers.base import ChatRequest, StreamEvent, ToolSpec
+from tether.providers.body import read_at_most
+from tether.providers.failures import ended_early, failed_mid_reply, over_limit
 from tether.providers.sse import aiter_sse, json_object
-from tether.providers.streaming import HTTPProvider, PartialCall, assemble
+from tether.providers.streaming import REPLY_LIMIT, Gathered, HTTPProvider, PartialCall
 
 
 class OpenAIProvider(HTTPProvider):
@@ -38,19 +39,24 @@ class OpenAIProvider(HTTPProvider):
         return "the model's output limit or context window on the server is too small for it"
 
     async def read_reply(self, response: httpx.Response) -> AsyncGenerator[StreamEvent, None]:
+        reply = Gathered()
         if response.headers.get("content-type", "").startswith("application/json"):
             # Some servers and proxies ignore ``stream`` and answer all at once.
-            whole = _checked(json_object((await response.aread()).decode("utf-8", "replace")))
+            body, more = await read_at_most(response, REPLY_LIMIT)
+            if more:
+                raise over_limit(
+                    f"a reply of more than {REPLY_LIMIT:,} bytes, past tether's reply limit"
+                )
+            whole = _checked(json_object(body.decode("utf-8", "replace")))
             choice = (whole.get("choices") or [{}])[0]
             message = choice.get("message") or {}
             if message.get("content"):
-                yield TextDelta(text=message["content"])
-            calls = [_add(PartialCall(), call) for call in message.get("tool_calls") or []]
+                yield reply.text(message["content"])
+            for index, call in enumerate(message.get("tool_calls") or []):
+                _add(reply.call(index), call)
             cut = choice.get("finish_reason") == "length"
-            yield assemble(self, [message.get("content") or ""], calls, _usage(whole), cut=cut)
+            yield reply.reply(self, _usage(whole), cut=cut)
             return
-        text: list[str] = []
-        partials: dict[int, PartialCall] = {}
         usage: Usage | None = None
         finish: str | None = None
         async for event in aiter_sse(response):
@@ -62,16 +68,14 @@ class OpenAIProvider(HTTPProvider):
             finish = choice.get("finish_reason") or finish
             delta = choice.get("delta") or {}
             if content := delta.get("content"):
-                text.append(content)
-                yield TextDelta(text=content)
+                yield reply.text(content)
             for call_delta in delta.get("tool_calls") or []:
-                _add(_partial(partials, call_delta), call_delta)
+                _add(_partial(reply, call_delta), call_delta)
         else:
             # Without [DONE], only a finish reason tells a whole reply from a cut connection.
             if finish is None:
                 raise ended_early()
-        calls = [partials[i] for i in sorted(partials)]
-        yield assemble(self, text, calls, usage, cut=finish == "length")
+        yield reply.reply(self, usage, cut=finish == "length")
 
 
 def to_openai_tool(spec: ToolSpec) -> dict[str, Any]:
@@ -114,15 +118,14 @@ def to_openai_messages(system: str, messages: tuple[Message, ...]) -> list[dict[
 
 
 def _add(call: PartialCall, delta: dict[str, Any]) -> PartialCall:
-    call.id = call.id or str(delta.get("id") or "")
     function = delta.get("function") or {}
-    call.name = call.name or str(function.get("name") or "")
+    call.named(delta.get("id"), function.get("name"))
     piece = function.get("arguments")
     if isinstance(piece, str):
-        call.arguments.append(piece)
+        call.add(piece)
     elif piece is not None:
         # A few servers send the arguments as an object rather than JSON text.
-        call.arguments.append(json.dumps(piece))
+        call.add(json.dumps(piece))
     return call
 
 
@@ -142,9 +145,10 @@ def _usage(chunk: dict[str, Any]) -> Usage | None:
     )
 
 
-def _partial(calls: dict[int, PartialCall], delta: dict[str, Any]) -> PartialCall:
+def _partial(reply: Gathered, delta: dict[str, Any]) -> PartialCall:
     index = delta.get("index")
     if not isinstance(index, int):
         # Without an index, a delta carrying an id opens a new call; the rest continue the last.
+        calls = reply.calls
         index = len(calls) if delta.get("id") or not calls else max(calls)
-    return calls.setdefault(index, PartialCall())
+    return reply.call(index)

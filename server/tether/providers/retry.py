@@ -4,6 +4,10 @@ A streamed reply is retried only while nothing of it has reached the caller:
 after the first event, a retry would show the person the same text twice.
 What is retried: HTTP 429 and 5xx (honouring ``Retry-After``), a connection that
 failed or dropped, and a ``BrokenStream`` its reader calls retryable.
+
+Each retry is logged with the provider's reason, redacted like every message. A failed
+request's body is read only as far as ``ERROR_BODY_LIMIT``; a failed stream's frames are
+cleared, so what its reader had gathered is freed with it, not kept by the error.
 """
 
 from __future__ import annotations
@@ -11,6 +15,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import random
+import traceback
 from collections.abc import AsyncGenerator, AsyncIterator, Callable
 from contextlib import aclosing
 from dataclasses import dataclass
@@ -22,7 +27,9 @@ import httpx
 
 from tether.config import ProviderSettings
 from tether.errors import ProviderError
-from tether.providers.failures import BrokenStream, Failure
+from tether.outbound import outbound
+from tether.providers.body import read_at_most
+from tether.providers.failures import ERROR_BODY_LIMIT, BrokenStream, Failure, provider_message
 
 log = logging.getLogger(__name__)
 
@@ -109,17 +116,20 @@ async def stream_with_retries(
                             yielded = True
                             yield event
                     return
-                await response.aread()
-                if last or response.status_code not in RETRY_STATUSES:
-                    raise ProviderError(failure.status(response, attempt))
+                code = response.status_code
+                said = provider_message(*await read_at_most(response, ERROR_BODY_LIMIT))
+                if last or code not in RETRY_STATUSES:
+                    raise ProviderError(failure.status(code, said, attempt))
                 wait = policy.delay(attempt - 1, response.headers)
-                why = f"HTTP {response.status_code}"
+                why = f"HTTP {code}: {said}" if said else f"HTTP {code}"
             finally:
                 await response.aclose()
         except (BrokenStream, httpx.HTTPError) as exc:
+            # The error outlives the stream; what its readers had gathered must not.
+            traceback.clear_frames(exc.__traceback__)
             if yielded or last or not _retryable(exc):
                 raise ProviderError(failure.describe(exc, attempt, yielded)) from exc
-            wait, why = policy.delay(attempt - 1), str(exc) or type(exc).__name__
+            wait, why = policy.delay(attempt - 1), outbound(str(exc) or type(exc).__name__)
         log.warning(
             "provider request to %s failed (%s); retrying in %.2f s", failure.url, why, wait
         )

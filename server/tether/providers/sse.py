@@ -3,23 +3,30 @@
 Both the OpenAI and the Anthropic streaming APIs speak SSE; the parser knows
 nothing of either. Sentinels such as OpenAI's ``[DONE]`` are the caller's business.
 
-Stricter than the spec in one way: a line that is no SSE field at all (an HTML
+Stricter than the spec in two ways: a line that is no SSE field at all (an HTML
 error page, llama.cpp's ``error: {...}``) is reported, where the spec would skip it
-and leave the caller waiting for a reply that never comes.
+and leave the caller waiting for a reply that never comes; and a line or an event
+past its limit stops the stream, where buffering it would let a provider fill memory.
 """
 
 from __future__ import annotations
 
+import io
 import json
+import re
 from collections.abc import AsyncIterable, AsyncIterator
 from dataclasses import dataclass
 from typing import Any
 
 import httpx
 
-from tether.providers.failures import BrokenStream, unreadable
+from tether.providers.body import pieces
+from tether.providers.failures import not_an_event, over_limit, size, unreadable
 
 FIELDS = frozenset({"data", "event", "id", "retry"})
+LINE_LIMIT = 8 * 2**20  # bytes in one line of a stream
+EVENT_LIMIT = 8 * 2**20  # characters of data in one event, over all its lines
+_LINE_BREAK = re.compile(rb"\r\n|\r|\n")
 
 
 @dataclass(frozen=True)
@@ -34,7 +41,9 @@ class SSEDecoder:
 
     def __init__(self) -> None:
         self._event = ""
-        self._data: list[str] = []
+        # One buffer, not a list of lines: a million short lines cost some 60 bytes each.
+        self._data: io.StringIO | None = None
+        self._size = 0
         self._id: str | None = None
         self._started = False
 
@@ -50,23 +59,60 @@ class SSEDecoder:
         name, _, value = line.partition(":")
         value = value.removeprefix(" ")
         if name == "data":
-            self._data.append(value)
+            self._add_data(value)
         elif name == "event":
             self._event = value
         elif name == "id" and "\x00" not in value:
             self._id = value
         elif name not in FIELDS:
-            raise BrokenStream(f"sent a line that is not a server-sent event: {line[:200]!r}")
+            raise not_an_event(line)
         return None
 
     def flush(self) -> ServerSentEvent | None:
         """The event gathered so far, if it has any data; the decoder starts afresh."""
-        if not self._data:
-            self._event = ""
+        data, self._data, self._size = self._data, None, 0
+        event, self._event = self._event, ""
+        if data is None:
             return None
-        event = ServerSentEvent(self._event or "message", "\n".join(self._data), self._id)
-        self._event, self._data = "", []
-        return event
+        return ServerSentEvent(event or "message", data.getvalue(), self._id)
+
+    def _add_data(self, value: str) -> None:
+        if self._data is None:
+            self._data = io.StringIO()
+        else:
+            self._data.write("\n")
+        self._size += len(value) + 1
+        if self._size > EVENT_LIMIT:
+            raise over_limit(
+                f"an event of more than {EVENT_LIMIT:,} characters, past tether's event limit"
+            )
+        self._data.write(value)
+
+
+async def iter_lines(chunks: AsyncIterable[bytes]) -> AsyncIterator[str]:
+    """The lines of a body, split on CR, LF and CRLF alike, each at most ``LINE_LIMIT``
+    bytes: a longer one stops the stream rather than fill memory."""
+    line = bytearray()
+    after_cr = False  # the last chunk ended in CR: a LF that opens the next one ends no line
+    async for chunk in chunks:
+        if not chunk:
+            continue
+        start = 1 if after_cr and chunk.startswith(b"\n") else 0
+        for match in _LINE_BREAK.finditer(chunk, start):
+            line += _within_limit(line, chunk[start : match.start()])
+            done, line = line, bytearray()
+            yield done.decode("utf-8", "replace")
+            start = match.end()
+        line += _within_limit(line, chunk[start:])
+        after_cr = chunk.endswith(b"\r")
+    if line:
+        yield line.decode("utf-8", "replace")
+
+
+def _within_limit(line: bytearray, more: bytes) -> bytes:
+    if len(line) + len(more) > LINE_LIMIT:
+        raise over_limit(f"a line longer than {size(LINE_LIMIT)}, past tether's line limit")
+    return more
 
 
 async def iter_events(lines: AsyncIterable[str]) -> AsyncIterator[ServerSentEvent]:
@@ -81,8 +127,9 @@ async def iter_events(lines: AsyncIterable[str]) -> AsyncIterator[ServerSentEven
 
 
 def aiter_sse(response: httpx.Response) -> AsyncIterator[ServerSentEvent]:
-    """The events of a streamed response (httpx splits lines on CR, LF and CRLF alike)."""
-    return iter_events(response.aiter_lines())
+    """The events of a streamed response, read in bounded pieces (httpx's own
+    ``aiter_lines`` would buffer a line without end)."""
+    return iter_events(iter_lines(pieces(response)))
 
 
 def json_object(data: str) -> dict[str, Any]:

@@ -1,5 +1,5 @@
 """What the HTTP providers share: one client, one POST per reply sent through the
-retries, and a reply assembled from the pieces its stream brought.
+retries, and a reply gathered from the pieces its stream brought, within limits.
 
 A provider file says only what its API says differently: the URL, the headers,
 the body, and how to read the stream (``read_reply``).
@@ -7,6 +7,7 @@ the body, and how to read the stream (``read_reply``).
 
 from __future__ import annotations
 
+import io
 import uuid
 from abc import ABC, abstractmethod
 from collections.abc import AsyncGenerator, AsyncIterator
@@ -19,14 +20,19 @@ import httpx
 from tether.config import ProviderSettings
 from tether.errors import ConfigError
 from tether.models import Reply, ToolCall, Usage
-from tether.providers.base import ChatRequest, StreamEvent
-from tether.providers.failures import cut_off, missing_model, unexpected_shape
+from tether.outbound import keep_secret
+from tether.providers.base import ChatRequest, StreamEvent, TextDelta
+from tether.providers.failures import cut_off, missing_model, over_limit, unexpected_shape
 from tether.providers.retry import stream_with_retries
+
+REPLY_LIMIT = 16 * 2**20  # characters of text, tool call ids, names and arguments in one reply
+CALL_LIMIT = 1024  # tool calls in one reply
 
 
 class HTTPProvider(ABC):
     def __init__(self, settings: ProviderSettings, client: httpx.AsyncClient | None = None) -> None:
         self.settings = settings
+        keep_secret(self.api_key())  # whatever leaves the process from now on is redacted
         self._timeout = httpx.Timeout(settings.timeout_s, connect=settings.connect_timeout_s)
         self._owns_client = client is None
         self._client = client or httpx.AsyncClient(timeout=self._timeout)
@@ -82,33 +88,84 @@ class HTTPProvider(ABC):
         """What to raise when the token limit cuts a reply off."""
 
 
+class Gathered:
+    """A reply as its stream brings it: the text, and the calls by their index.
+
+    Everything counts against ``REPLY_LIMIT`` before it is kept, and a reply past it (or
+    past ``CALL_LIMIT`` calls) is stopped there: an endless stream costs at most the limit.
+    Pieces go into buffers, not lists: a million two-character deltas in a list would
+    cost some thirty times their text.
+    """
+
+    def __init__(self) -> None:
+        self.calls: dict[int, PartialCall] = {}
+        self._text = io.StringIO()
+        self._budget = Budget()
+
+    def text(self, piece: str) -> TextDelta:
+        """Keep ``piece`` of the answer; the delta to show for it."""
+        self._text.write(self._budget.count(piece))
+        return TextDelta(text=piece)
+
+    def call(self, index: int) -> PartialCall:
+        """The call at ``index``, opened by the first delta that names it."""
+        if index not in self.calls:
+            if len(self.calls) >= CALL_LIMIT:
+                raise over_limit(f"more than {CALL_LIMIT:,} tool calls, past tether's call limit")
+            self.calls[index] = PartialCall(self._budget)
+        return self.calls[index]
+
+    def reply(self, provider: HTTPProvider, usage: Usage | None, *, cut: bool) -> Reply:
+        """The finished reply; ``cut`` when the token limit ended it.
+
+        A cut-off reply with calls is refused: the last call's arguments are not whole,
+        and a call must never run on half its arguments. Cut-off text is kept as it is.
+        """
+        calls = [self.calls[index] for index in sorted(self.calls)]
+        if cut and calls:
+            raise cut_off(calls[-1].name, provider.cut_off_hint())
+        text = self._text.getvalue()
+        return Reply(text=text, tool_calls=tuple(c.done() for c in calls), usage=usage)
+
+
+class Budget:
+    """What one reply has brought so far, against ``REPLY_LIMIT``. Shared by the reply
+    and its calls, and holding neither: no cycle keeps a failed reply's text alive."""
+
+    def __init__(self) -> None:
+        self.size = 0
+
+    def count(self, piece: str) -> str:
+        self.size += len(piece)
+        if self.size > REPLY_LIMIT:
+            raise over_limit(
+                f"a reply of more than {REPLY_LIMIT:,} characters (text and tool calls), "
+                "past tether's reply limit"
+            )
+        return piece
+
+
 @dataclass
 class PartialCall:
-    """A tool call whose arguments arrive in pieces."""
+    """A tool call whose id and name come first and whose arguments arrive in pieces."""
 
+    budget: Budget
     id: str = ""
     name: str = ""
-    arguments: list[str] = field(default_factory=list)
+    _arguments: io.StringIO = field(default_factory=io.StringIO)
+
+    def named(self, call_id: object, name: object) -> PartialCall:
+        """Its id and name, each taken from the first delta that carries one."""
+        if not self.id and call_id:
+            self.id = self.budget.count(str(call_id))
+        if not self.name and name:
+            self.name = self.budget.count(str(name))
+        return self
+
+    def add(self, arguments: str) -> None:
+        self._arguments.write(self.budget.count(arguments))
 
     def done(self) -> ToolCall:
         # The id ties each result to its call; a server that sends none gets one made up.
         call_id = self.id or f"call_{uuid.uuid4().hex[:24]}"
-        return ToolCall(id=call_id, name=self.name, arguments="".join(self.arguments) or "{}")
-
-
-def assemble(
-    provider: HTTPProvider,
-    text: list[str],
-    calls: list[PartialCall],
-    usage: Usage | None,
-    *,
-    cut: bool,
-) -> Reply:
-    """The finished reply; ``cut`` when the token limit ended it.
-
-    A cut-off reply with calls is refused: the last call's arguments are not whole,
-    and a call must never run on half its arguments. Cut-off text is kept as it is.
-    """
-    if cut and calls:
-        raise cut_off(calls[-1].name, provider.cut_off_hint())
-    return Reply(text="".join(text), tool_calls=tuple(c.done() for c in calls), usage=usage)
+        return ToolCall(id=call_id, name=self.name, arguments=self._arguments.getvalue() or "{}")

@@ -15,9 +15,11 @@ from tether.models import Frozen, Scope, iso, now
 class Rule(Frozen):
     id: int
     scope: Scope
+    scope_id: str  # the session, or the workspace
     tool: str
     key: str
     words: str
+    created: str
 
 
 class RuleBook:
@@ -44,6 +46,19 @@ class RuleBook:
         ).fetchone()
         return _rule(row) if row else None
 
+    def of_workspace(self, workspace: str) -> list[Rule]:
+        """The workspace's rules, and those of its sessions."""
+        rows = self._db.execute(
+            "SELECT * FROM rules WHERE (scope = 'workspace' AND scope_id = ?)"
+            " OR (scope = 'session' AND scope_id IN"
+            "     (SELECT id FROM sessions WHERE workspace = ?)) ORDER BY id",
+            (workspace, workspace),
+        ).fetchall()
+        return [_rule(row) for row in rows]
+
+    def remove(self, rule: int) -> bool:
+        return bool(self._db.execute("DELETE FROM rules WHERE id = ?", (rule,)).rowcount)
+
     def listed(self, session: str, workspace: str) -> list[Rule]:
         rows = self._db.execute(
             "SELECT * FROM rules WHERE (scope = 'session' AND scope_id = ?)"
@@ -54,6 +69,4 @@ class RuleBook:
 
 
 def _rule(row: sqlite3.Row) -> Rule:
-    return Rule(
-        id=row["id"], scope=row["scope"], tool=row["tool"], key=row["key"], words=row["words"]
-    )
+    return Rule.model_validate({name: row[name] for name in Rule.model_fields})

@@ -29,6 +29,7 @@ from tether.models import (
     now,
     parse_iso,
 )
+from tether.outbound import outbound
 from tether.store.schema import transaction
 from tether.store.stats import session_stats
 
@@ -66,10 +67,11 @@ class Transcript:
 
     def append_user(self, session: str, content: str) -> int:
         with transaction(self._db) as db:
-            return _append_message(db, session, "user", content)
+            return _append_message(db, session, "user", outbound(content))
 
     def append_reply(self, session: str, reply: Reply) -> StoredReply:
         """Store the reply and its calls, unanswered, in one transaction."""
+        reply = _kept(reply)
         with transaction(self._db) as db:
             seq = _append_message(db, session, "assistant", reply.text)
             if reply.usage is not None:
@@ -105,7 +107,7 @@ class Transcript:
                 " WHERE session_id = ? AND message_seq = ? AND idx = ? AND status IS NULL",
                 (
                     result.status,
-                    result.content,
+                    outbound(result.content),
                     iso(result.started_at),
                     iso(result.ended_at),
                     result.reason,
@@ -122,7 +124,7 @@ class Transcript:
         self._db.execute(
             "UPDATE tool_calls SET decision = ?, decision_reason = ?"
             " WHERE session_id = ? AND message_seq = ? AND idx = ? AND status IS NULL",
-            (choice.decision, choice.reason, session, seq, idx),
+            (choice.decision, outbound(choice.reason or "") or None, session, seq, idx),
         )
 
     def repair(self, session: str, keep: int | None = None) -> int:
@@ -241,6 +243,21 @@ class Transcript:
 
     def stats(self, session: str) -> Stats:
         return session_stats(self._db, session)
+
+
+def _kept(reply: Reply) -> Reply:
+    """A reply as it may be kept: text no SQLite column refuses and no secret."""
+    calls = tuple(
+        call.model_copy(
+            update={
+                "id": outbound(call.id),
+                "name": outbound(call.name),
+                "arguments": outbound(call.arguments),
+            }
+        )
+        for call in reply.tool_calls
+    )
+    return reply.model_copy(update={"text": outbound(reply.text), "tool_calls": calls})
 
 
 def _append_message(db: sqlite3.Connection, session: str, role: str, text: str) -> int:

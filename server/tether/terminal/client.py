@@ -43,7 +43,7 @@ from tether import __version__
 from tether.errors import ServerFailed
 from tether.lsp.pygls_private import server_process
 from tether.terminal import disk_edits
-from tether.terminal.console import Console, plain
+from tether.terminal.console import Console, plain, visible
 
 T = TypeVar("T")
 Body = Callable[["Terminal"], Awaitable[int]]
@@ -71,6 +71,14 @@ def ask(prompt: str, workspace: Path, session: str | None) -> int:
 
 def sessions(workspace: Path) -> int:
     return _main(workspace, lambda terminal: terminal.sessions())
+
+
+def rules(workspace: Path) -> int:
+    return _main(workspace, lambda terminal: terminal.rules())
+
+
+def forget(workspace: Path, rule: str) -> int:
+    return _main(workspace, lambda terminal: terminal.forget(rule))
 
 
 def decide(workspace: Path, command: str, argument: dict[str, Any]) -> int:
@@ -132,7 +140,7 @@ class Terminal:
         # The pipe must be read, or a chatty server blocks on a full buffer.
         while stream is not None and (line := await stream.readline()):
             if self.debug:
-                sys.stderr.buffer.write(line)
+                sys.stderr.write(visible(line.decode(errors="replace").rstrip("\n")) + "\n")
                 sys.stderr.flush()
             self.log_tail.append(line.decode(errors="replace").strip())
 
@@ -181,6 +189,15 @@ class Terminal:
             (await self.command("tether.sessions", {}))["sessions"], self.workspace
         )
         return 0
+
+    async def rules(self) -> int:
+        self.console.rules((await self.command("tether.rules", {}))["rules"], self.workspace)
+        return 0
+
+    async def forget(self, rule: str) -> int:
+        removed = (await self.command("tether.forget", {"rule": rule}))["removed"]
+        self.console.note(f"forgot rule {rule}" if removed else f"no rule {rule} here", None)
+        return 0 if removed else 1
 
     def interrupt(self, quit_now: Callable[[], object]) -> None:
         self.interrupts += 1

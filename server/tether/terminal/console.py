@@ -16,6 +16,19 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
+from tether.outbound import outbound
+
+# Control characters move the cursor, erase lines and recolour the terminal: in text the
+# model wrote they could disguise what a prompt asks about. Only \n and \t stay.
+_CONTROLS = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+
+
+def visible(text: str) -> str:
+    """``text`` as it may reach the terminal: control characters shown as escapes
+    (``\x1b``), secrets redacted, lone surrogates escaped."""
+    return _CONTROLS.sub(lambda m: f"\\x{ord(m[0]):02x}", outbound(text))
+
+
 EXIT_CODES = {"done": 0, "awaiting_approval": 3, "cancelled": 130, "stopped": 1, "error": 1}
 STYLES = {"dim": "2", "ok": "32", "bad": "31", "ask": "33"}
 MARKS = {"pending": "?", "allowed": "✓", "denied": "✗"}
@@ -38,6 +51,7 @@ class Console:
         self.reading: asyncio.Future[str] | None = None  # a line being read from the terminal
 
     def text(self, delta: str) -> None:
+        delta = visible(delta)
         sys.stdout.write(delta)
         sys.stdout.flush()
         if delta:
@@ -50,6 +64,7 @@ class Console:
     def note(self, line: str, style: str | None = "dim") -> None:
         if self.open_line and sys.stdout.isatty():  # one screen: keep notes off the answer's line
             self.end_text()
+        line = visible(line)
         if self.color and style:
             line = f"\x1b[{STYLES[style]}m{line}\x1b[0m"
         print(line, file=sys.stderr, flush=True)
@@ -128,6 +143,17 @@ class Console:
         # Shielded: a question taken back leaves its pending read to the next question.
         return (await asyncio.shield(self.reading)).strip().lower() or None
 
+    def rules(self, listed: list[dict[str, Any]], workspace: Path) -> None:
+        """The remembered approvals, one a line, with what each covers."""
+        if not listed:
+            self.note(f"no remembered approvals in {workspace}", None)
+            return
+        for rule in listed:
+            where = f"session {rule['session']}" if rule.get("session") else "workspace"
+            line = f"{rule['id']:>4}  {rule['tool']:<8} {where:<20} {rule['match']}"
+            print(visible(line))
+        self.note("forget one with `tether forget ID`", None)
+
     def sessions(self, listed: list[dict[str, Any]], workspace: Path) -> None:
         """A table of sessions, newest first."""
         if not listed:
@@ -139,11 +165,8 @@ class Console:
         ]
         widths = [max(len(row[i]) for row in rows) for i in range(3)]
         for row in rows:
-            print(
-                "  ".join(
-                    [*(cell.ljust(w) for cell, w in zip(row[:3], widths, strict=True)), row[3]]
-                )
-            )
+            cells = [*(cell.ljust(w) for cell, w in zip(row[:3], widths, strict=True)), row[3]]
+            print(visible("  ".join(cells)))
 
 
 def _read_line_in_thread() -> asyncio.Future[str]:

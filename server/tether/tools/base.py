@@ -74,6 +74,7 @@ class ToolContext:
     # The person approved this very call: only then may a read reach outside the
     # workspace (judged again when it runs: a symlink may have moved since it was planned).
     approved: bool = False
+    by_rule: bool = False  # ... and it was a remembered rule that approved it, not a dialog
 
     def resolve(self, raw: str) -> Path:
         """A model-given path, relative to the workspace or absolute, symlinks followed."""
@@ -126,12 +127,21 @@ class RuleKey(BaseModel):
     words: str
 
 
+class Preview(BaseModel):
+    """What a person is shown of a call before deciding: all of it, or as much as fits
+    (``whole`` False: the text says what was left out, and nothing is remembered from it)."""
+
+    text: str
+    whole: bool = True
+
+
 @runtime_checkable
 class Gated(Protocol[P_contra]):
     """What an approval-requiring tool adds, so a person can judge and remember its calls."""
 
-    async def preview(self, params: P_contra, ctx: ToolContext) -> str:
-        """What the person is shown before deciding: the command line, the diff."""
+    async def preview(self, params: P_contra, ctx: ToolContext, budget: int) -> Preview:
+        """What the person is shown before deciding, in about ``budget`` characters: the
+        command line (a long one as its head and its tail), the diff."""
         ...
 
     def rule_key(self, params: P_contra, ctx: ToolContext) -> RuleKey | None:

@@ -12,8 +12,6 @@ import asyncio
 import codecs
 import contextlib
 import os
-import re
-import shlex
 import signal
 import subprocess
 import sys
@@ -22,57 +20,16 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from tether.errors import ToolError
-from tether.tools.base import RuleKey, ToolContext
+from tether.tools.base import Preview, RuleKey, ToolContext
+from tether.tools.command_rules import family_of, rule_key
+from tether.tools.environment import child_environment
+from tether.tools.git_config import as_environment, repository_overrides
 
 KEEP_CHARS = 20_000  # of the output's head, and again of its tail
 SUMMARY_CHARS = 120
 DRAIN_S = 1.0  # after the command exits, how long its output may stay open
-HIDDEN = frozenset({"OPENAI_API_KEY", "ANTHROPIC_API_KEY"})
 
 Outcome = Literal["done", "timed_out", "held_open"]
-
-# Anything that chains, pipes, redirects, backgrounds or substitutes: such a line is
-# more than one program and its arguments, so it is never remembered.
-_CONTROL = (";", "&", "|", "`", "$(", ">", "<", "\n", "\r")
-_EXECUTABLE = re.compile(r"[\w./+@:-]+")
-_SUBCOMMAND = re.compile(r"[A-Za-z][\w:-]*")
-# Programs whose arguments are another command: remembering them would allow anything.
-_WRAPPERS = frozenset(
-    {"sudo", "doas", "su", "env", "xargs", "exec", "eval", "nohup", "nice", "timeout", "time"}
-    | {"command", "builtin", "watch", "sh", "bash", "zsh", "dash", "ksh", "fish", "csh"}
-    | {"tcsh", "pwsh", "powershell", "cmd"}
-)
-
-
-def command_key(command: str) -> str | None:
-    """What an "allow always" of ``command`` matches.
-
-    A program and a subcommand-shaped second word make a prefix: ``git status -s`` ->
-    ``git status`` (any ``git status …``). Anything else is remembered exactly as it
-    stands: ``python -m pytest`` or ``find . -name x`` must never come to mean
-    ``python -c …`` or ``find / -delete``. None for a line that chains or redirects,
-    that does not parse, or that runs another command.
-    """
-    if any(operator in command for operator in _CONTROL):
-        return None
-    try:
-        words = shlex.split(command)
-    except ValueError:
-        return None
-    if not words or not _EXECUTABLE.fullmatch(words[0]):
-        return None
-    if os.path.basename(words[0]) in _WRAPPERS:
-        return None
-    if len(words) > 1 and _SUBCOMMAND.fullmatch(words[1]):
-        return f"{words[0]} {words[1]}"
-    return shlex.join(words)
-
-
-def _words(key: str) -> str:
-    """A rule in words; a program-and-subcommand key matches any arguments after it."""
-    words = shlex.split(key)
-    prefix = len(words) == 2 and _SUBCOMMAND.fullmatch(words[1])
-    return f"run `{key} …` commands" if prefix else f"run exactly `{key}`"
 
 
 class CommandParams(BaseModel):
@@ -148,18 +105,6 @@ class _Watch(asyncio.SubprocessProtocol):
         self.exited.set()
 
 
-def environment(secrets: tuple[str, ...]) -> dict[str, str]:
-    """The server's environment without tether's settings, API keys, or any secret's value."""
-    hidden = {secret for secret in secrets if secret}
-    return {
-        name: value
-        for name, value in os.environ.items()
-        if not name.upper().startswith("TETHER_")
-        and name.upper() not in HIDDEN
-        and value not in hidden
-    }
-
-
 # Its own process group (a new session on POSIX), so a kill reaches all it starts.
 _NEW_GROUP: dict[str, Any]
 if sys.platform == "win32":
@@ -194,6 +139,16 @@ async def _finish(watch: _Watch, limit_s: float) -> Outcome:
     return "done"
 
 
+async def _environment(params: CommandParams, ctx: ToolContext) -> dict[str, str]:
+    """The scrubbed environment; for a git read a remembered rule allowed (nobody saw this
+    very call), the repository's program-naming git config is overridden too."""
+    env = child_environment(ctx.secrets)
+    family = family_of(params.command, ctx.workspace)
+    if ctx.by_rule and family is not None and family.git:
+        env.update(as_environment(await repository_overrides(ctx.workspace)))
+    return env
+
+
 def _exit_words(code: int) -> str:
     if code < 0:
         with contextlib.suppress(ValueError):
@@ -221,29 +176,47 @@ class Command:
         line = " ".join(params.command.split())
         return line if len(line) <= SUMMARY_CHARS else line[: SUMMARY_CHARS - 1] + "…"
 
-    async def preview(self, params: CommandParams, ctx: ToolContext) -> str:
+    async def preview(self, params: CommandParams, ctx: ToolContext, budget: int) -> Preview:
         limit = f" (killed after {params.timeout_s:g} s)" if params.timeout_s != 120 else ""
-        return f"in {ctx.workspace}{limit}:\n$ {params.command}"
+        where = f"in {ctx.workspace}{limit}:\n$ "
+        line, room = params.command, budget - len(where) - 120
+        if len(line) <= room:
+            return Preview(text=where + line)
+        # Never only a head: the end of a long line is where `&& rm -rf ~` would hide.
+        half = room // 2
+        left_out = len(line) - 2 * half
+        middle = f"\n[… {left_out:,} characters not shown; the command is {len(line):,} long …]\n"
+        return Preview(text=where + line[:half] + middle + line[-half:], whole=False)
 
     def rule_key(self, params: CommandParams, ctx: ToolContext) -> RuleKey | None:
-        key = command_key(params.command)
-        return None if key is None else RuleKey(key=key, words=_words(key))
+        return rule_key(params.command, ctx.workspace)
 
     async def run(self, params: CommandParams, ctx: ToolContext) -> str:
         capture = _Capture(KEEP_CHARS)
-        try:
-            transport, watch = await asyncio.get_running_loop().subprocess_shell(
+        spawning = asyncio.ensure_future(
+            asyncio.get_running_loop().subprocess_shell(
                 lambda: _Watch(capture),
                 params.command,
                 cwd=ctx.workspace,
-                env=environment(ctx.secrets),
+                env=await _environment(params, ctx),
                 stdin=subprocess.DEVNULL,
                 stdout=subprocess.PIPE,
                 stderr=subprocess.STDOUT,
                 **_NEW_GROUP,
             )
+        )
+        try:
+            # Shielded: a cancel while the shell starts must still reach its process group
+            # (asyncio's own clean-up there can wait for the shell's exit forever).
+            transport, watch = await asyncio.shield(spawning)
         except OSError as exc:
             raise ToolError(f"cannot start the shell: {exc}") from None
+        except asyncio.CancelledError:
+            with contextlib.suppress(Exception):
+                transport, watch = await spawning
+                await _kill(transport.get_pid(), watch)
+                transport.close()
+            raise
         pid = transport.get_pid()
         try:
             outcome = await _finish(watch, params.timeout_s)

@@ -1,17 +1,24 @@
-"""``fs-find``: the workspace's paths that match a glob."""
+"""``fs-find``: the workspace's paths that match a glob.
+
+A glob becomes an RE2 regex (``google-re2``): matching takes time linear in the name,
+whatever the pattern, so no glob can hold the server. Names that are not UTF-8 are
+matched, and shown, escaped (``caf\\xe9.txt``).
+"""
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
+import re2  # type: ignore[import-untyped]  # google-re2 ships no type information
 from pydantic import BaseModel, ConfigDict, Field
 
 from tether.errors import ToolError
+from tether.outbound import escape_surrogates
 from tether.tools import listing, ripgrep
 from tether.tools.base import ToolContext
-from tether.tools.paths import reads_inside, resolve, shown
+from tether.tools.paths import checked, named, reads_inside, shown
 
 MAX_MATCHES = 1000
 
@@ -53,8 +60,8 @@ class FsFind:
 
     async def run(self, params: FsFindParams, ctx: ToolContext) -> str:
         glob = Glob(params.pattern)
-        top = resolve(ctx, params.path)
-        name = ctx.relative(top)
+        top = checked(ctx, params.path)
+        name = named(ctx, top)
         if not top.is_dir():
             what = "is a file, not a directory" if top.exists() else "does not exist"
             raise ToolError(f"{name} {what}; fs-find searches under a directory")
@@ -62,7 +69,9 @@ class FsFind:
         items = await listing.collect(
             self._rg(), ctx, top, MAX_MATCHES, lambda item: glob.finds_below(base, item.below)
         )
-        found = [base + item.below + ("/" if item.is_dir else "") for item in items]
+        found = [
+            escape_surrogates(base + item.below) + ("/" if item.is_dir else "") for item in items
+        ]
         if not found:
             return f"no paths match {params.pattern!r} under {name}"
         if len(found) > MAX_MATCHES:
@@ -76,16 +85,15 @@ class Glob:
     """``**/*.py``, ``src/*.ts``, ``*.{js,ts}``: a pattern without "/" matches base names."""
 
     def __init__(self, pattern: str) -> None:
-        self.pattern = pattern.strip().removeprefix("./").lstrip("/")
+        self.pattern = escape_surrogates(pattern).strip().removeprefix("./").lstrip("/")
         self.anchored = "/" in self.pattern
-        try:
-            self._regex = re.compile(_translate(self.pattern))
-        except (re.error, ValueError) as exc:
-            raise ToolError(f"invalid glob {pattern!r}: {exc}") from None
+        self._regex = _compiled(self.pattern)
 
     def matches(self, rel: str) -> bool:
+        """Whether the path ``rel`` (or its base name) matches; a name that is not UTF-8 is
+        matched as it is shown, escaped."""
         subject = rel if self.anchored else rel.rpartition("/")[2]
-        return self._regex.fullmatch(subject) is not None
+        return self._regex.fullmatch(escape_surrogates(subject)) is not None
 
     def finds(self, ctx: ToolContext, top: Path, path: Path) -> bool:
         """Whether a search of ``top`` finds ``path``: its path from the root or from ``top``."""
@@ -102,6 +110,18 @@ class Glob:
         if not last or "**" in last or last.count("{") != last.count("}"):
             return None
         return last
+
+
+def _compiled(glob: str) -> Any:
+    options = re2.Options()
+    options.dot_nl = True  # "**" crosses any character, a newline in a name too
+    options.log_errors = False
+    try:
+        return re2.compile(_translate(glob), options)
+    except (re2.error, ValueError) as exc:
+        why = exc.args[0] if exc.args else exc
+        why = why.decode(errors="replace") if isinstance(why, bytes) else str(why)
+        raise ToolError(f"invalid glob {glob!r}: {why}") from None
 
 
 def _translate(glob: str) -> str:
@@ -136,7 +156,7 @@ def _translate(glob: str) -> str:
         elif char == "," and braces:
             out.append("|")
         else:
-            out.append(re.escape(char))
+            out.append(re2.escape(char))
         i += 1
     if braces:
         raise ValueError("unclosed '{'")

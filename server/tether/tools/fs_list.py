@@ -9,9 +9,10 @@ from pathlib import Path
 from pydantic import BaseModel, ConfigDict, Field
 
 from tether.errors import ToolError
+from tether.outbound import escape_surrogates
 from tether.tools import listing, ripgrep
 from tether.tools.base import ToolContext
-from tether.tools.paths import reads_inside, resolve, shown
+from tether.tools.paths import checked, named, reads_inside, shown
 
 MAX_ENTRIES = 1000
 
@@ -48,8 +49,8 @@ class FsList:
         return f"list {shown(ctx, params.path)} (depth {params.depth})"
 
     async def run(self, params: FsListParams, ctx: ToolContext) -> str:
-        top = resolve(ctx, params.path)
-        name = ctx.relative(top)
+        top = checked(ctx, params.path)
+        name = named(ctx, top)
         if not top.exists():
             raise ToolError(f"no such directory: {name}")
         if not top.is_dir():
@@ -74,4 +75,4 @@ def _line(top: Path, base: str, item: listing.Item) -> str:
             text += f" -> {os.readlink(top / item.below)}"
         except OSError:
             text += " -> ?"
-    return text
+    return escape_surrogates(text)  # a name that is not UTF-8, as the model can copy it

@@ -3,26 +3,31 @@
 from __future__ import annotations
 
 import asyncio
-from dataclasses import dataclass
+import codecs
+import os
+from dataclasses import dataclass, field
+from itertools import chain, repeat
 from pathlib import Path
+from typing import BinaryIO
 
 from pydantic import BaseModel, ConfigDict, Field
 
 from tether.errors import ToolError
 from tether.tools.base import ToolContext
-from tether.tools.paths import reads_inside, resolve, shown
+from tether.tools.paths import checked, named, reads_inside, shown
 from tether.tools.text import (
     MAX_FILE_BYTES,
     SNIFF_BYTES,
-    check_file,
     decode,
-    read_disk,
+    open_checked,
     refuse_binary,
+    refuse_huge,
     split_lines,
 )
 
 DEFAULT_LIMIT = 2000
 MAX_LINE_CHARS = 2000
+_CHUNK = 2**20  # a file too large to hold is streamed this much at a time
 
 
 class FsReadParams(BaseModel):
@@ -38,6 +43,7 @@ class _Window:
     lines: list[str]
     total: int | None  # None: a file too large to count, read only up to the window
     more: bool
+    cut: list[int] = field(default_factory=list)  # characters not kept of each line, if any
 
 
 class FsRead:
@@ -61,16 +67,17 @@ class FsRead:
         return what
 
     async def run(self, params: FsReadParams, ctx: ToolContext) -> str:
-        path = resolve(ctx, params.path)
-        name = ctx.relative(path)
+        path = checked(ctx, params.path)
+        name = named(ctx, path)
         live = ctx.documents.live_text(path)
         if live is not None:
             window = _slice(split_lines(live), params.offset, params.limit)
         else:
             # A huge file is refused whole, but a window of it asked for by offset/limit is read.
             windowed = bool(params.model_fields_set & {"offset", "limit"})
+            rows = ctx.settings.max_read_bytes // 8 + 1  # more than fit: a row is 8+ characters
             window = await asyncio.to_thread(
-                _from_disk, ctx, path, params.offset, params.limit, windowed
+                _from_disk, ctx, path, params.offset, min(params.limit, rows), windowed
             )
         if window.total == 0:
             if params.offset > 1:
@@ -89,25 +96,95 @@ def _slice(lines: list[str], offset: int, limit: int) -> _Window:
 
 
 def _from_disk(ctx: ToolContext, path: Path, offset: int, limit: int, windowed: bool) -> _Window:
-    if check_file(ctx, path) <= MAX_FILE_BYTES or not windowed:
-        return _slice(split_lines(read_disk(ctx, path)), offset, limit)
-    # Too large to hold whole: stream to the window and stop just past it.
-    name = ctx.relative(path)
-    wanted: list[bytes] = []
-    more = False
-    count = 0
-    with path.open("rb") as stream:
-        refuse_binary(name, stream.read(SNIFF_BYTES))
-        stream.seek(0)
-        for count, raw in enumerate(stream, start=1):
-            if count < offset:
+    name = named(ctx, path)
+    with open_checked(ctx, path) as file:
+        size = os.fstat(file.fileno()).st_size
+        if size > MAX_FILE_BYTES and windowed:
+            return _stream(file, name, offset, limit)
+        refuse_huge(name, size)
+        data = file.read(MAX_FILE_BYTES + 1)
+    refuse_huge(name, len(data))  # it grew since
+    return _slice(split_lines(decode(name, data)), offset, limit)
+
+
+def _stream(
+    file: BinaryIO, name: str, offset: int, limit: int, chunk_size: int = _CHUNK
+) -> _Window:
+    """Lines ``offset`` to ``offset + limit - 1`` of a file too large to hold, read a chunk
+    at a time: the lines before the window are counted, never kept, and of each line in it
+    only the first ``MAX_LINE_CHARS`` characters are kept (the rest counted); it stops
+    just past the window."""
+    refuse_binary(name, file.read(SNIFF_BYTES))
+    file.seek(0)
+    lines: list[str] = []
+    cut: list[int] = []
+    line = _Line(name)
+    number = 1  # the line the next byte read belongs to
+    partial = False  # some of line ``number`` has been read
+    while chunk := file.read(chunk_size):
+        at = 0
+        if number < offset:
+            newlines = chunk.count(b"\n")
+            if number + newlines < offset:
+                number += newlines
+                partial = not chunk.endswith(b"\n")
                 continue
-            if len(wanted) == limit:
-                more = True
+            while number < offset:
+                at = chunk.index(b"\n", at) + 1
+                number += 1
+            partial = False
+        while at < len(chunk):
+            if len(lines) == limit:
+                return _Window(lines, None, True, cut)
+            end = chunk.find(b"\n", at)
+            line.feed(chunk[at : len(chunk) if end < 0 else end])
+            partial = True
+            if end < 0:
                 break
-            wanted.append(raw)
-    lines = [decode(name, raw).removesuffix("\n").removesuffix("\r") for raw in wanted]
-    return _Window(lines, None if more else count, more)
+            lines.append(line.finish(cut))
+            number, partial, at = number + 1, False, end + 1
+    if partial and number >= offset:  # a last line with no newline
+        lines.append(line.finish(cut))
+        number, partial = number + 1, False
+    return _Window(lines, number - 1 + partial, False, cut)
+
+
+class _Line:
+    """One line of a streamed window, decoded as it comes: its head kept, the rest counted."""
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+        self._start()
+
+    def _start(self) -> None:
+        self.decoder = codecs.getincrementaldecoder("utf-8")()
+        self.kept: list[str] = []
+        self.size = self.dropped = 0
+        self.last = ""
+
+    def feed(self, data: bytes, final: bool = False) -> None:
+        try:
+            text = self.decoder.decode(data, final)
+        except UnicodeDecodeError:
+            raise ToolError(f"{self.name} is not UTF-8 text; only text files can be read") from None
+        if not text:
+            return
+        room = max(0, MAX_LINE_CHARS - self.size)
+        if room:
+            self.kept.append(text[:room])
+            self.size += min(room, len(text))
+        self.dropped += max(0, len(text) - room)
+        self.last = text[-1]
+
+    def finish(self, cut: list[int]) -> str:
+        """The line's kept text; how many characters were left out goes to ``cut``."""
+        self.feed(b"", final=True)
+        text, dropped = "".join(self.kept), self.dropped
+        if self.last == "\r":  # a CRLF line end: the \r is no character of the line
+            text, dropped = (text, dropped - 1) if dropped else (text[:-1], 0)
+        self._start()
+        cut.append(dropped)
+        return text
 
 
 def _render(window: _Window, first: int, budget: int) -> str:
@@ -116,10 +193,12 @@ def _render(window: _Window, first: int, budget: int) -> str:
     shortened: list[int] = []
     used = 0
     capped = False
-    for number, line in enumerate(window.lines, start=first):
-        long = len(line) > width
+    cuts = chain(window.cut, repeat(0))
+    for (number, line), cut in zip(enumerate(window.lines, start=first), cuts, strict=False):
+        length = len(line) + cut  # a streamed line holds only its head
+        long = length > width
         if long:
-            line = f"{line[:width]}… [{len(line) - width} more characters]"
+            line = f"{line[:width]}… [{length - width} more characters]"
         row = f"{number:>6}\t{line}\n"
         if used + len(row) > budget:
             capped = True

@@ -1,4 +1,9 @@
-"""``git-status``, ``git-diff``, ``git-head``: the git CLI, read-only, in the workspace."""
+"""``git-status``, ``git-diff``, ``git-head``: the git CLI, read-only, in the workspace.
+
+git runs with the scrubbed environment every child gets, and with every program the
+repository's own config names (fsmonitor, filters, textconv, external diff, pager,
+hooks) overridden (``git_config``): a read runs no program from the repository.
+"""
 
 from __future__ import annotations
 
@@ -9,8 +14,11 @@ from dataclasses import dataclass
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from tether.errors import ToolError
+from tether.outbound import escape_surrogates
 from tether.tools.base import ToolContext
-from tether.tools.paths import reads_inside
+from tether.tools.environment import child_environment
+from tether.tools.git_config import as_arguments, repository_overrides
+from tether.tools.paths import checked, reads_inside
 
 _ENV = {
     "GIT_TERMINAL_PROMPT": "0",  # never wait on a credential prompt nobody can answer
@@ -18,6 +26,7 @@ _ENV = {
     "GIT_OPTIONAL_LOCKS": "0",  # a read must not take index.lock from the person's own git
     "GIT_LITERAL_PATHSPECS": "1",  # a path is a path, not a pattern or ":(magic)"
     "GIT_PAGER": "cat",
+    "GIT_EXTERNAL_DIFF": "",
 }
 # Plain text whatever the person's config says: no colour, no octal-quoted names.
 _CONFIG = ("-c", "color.ui=false", "-c", "core.quotepath=off", "-c", "log.showSignature=false")
@@ -32,11 +41,12 @@ class _GitOutput:
 
 
 async def _git(ctx: ToolContext, *args: str) -> _GitOutput:
+    overrides = as_arguments(await repository_overrides(ctx.workspace))
     try:
         proc = await asyncio.create_subprocess_exec(
-            *("git", "--no-pager", *_CONFIG, *args),
+            *("git", "--no-pager", *_CONFIG, *overrides, *args),
             cwd=ctx.workspace,
-            env={**os.environ, **_ENV},
+            env={**child_environment(ctx.secrets), **_ENV},
             stdin=asyncio.subprocess.DEVNULL,
             stdout=asyncio.subprocess.PIPE,
             stderr=asyncio.subprocess.PIPE,
@@ -62,7 +72,9 @@ async def _git(ctx: ToolContext, *args: str) -> _GitOutput:
     if "not a git repository" in text.lower():  # "Not a ..." from git diff
         raise ToolError("the workspace is not a git repository")
     code = await proc.wait()  # already exited: this only reads the status
-    return _GitOutput(out[:cap].decode(errors="replace"), text, code, cut)
+    # Names git stores need not be UTF-8: shown escaped (caf\xe9.txt), and usable again.
+    shown = escape_surrogates(out[:cap].decode("utf-8", "surrogateescape"))
+    return _GitOutput(shown, text, code, cut)
 
 
 def _checked(run: _GitOutput, what: str, narrow: str = "") -> str:
@@ -93,7 +105,8 @@ class GitStatus:
         return "git status"
 
     async def run(self, params: NoParams, ctx: ToolContext) -> str:
-        out = _checked(await _git(ctx, "status", "--short", "--branch"), "git status")
+        status = ("status", "--short", "--branch", "--ignore-submodules=all")
+        out = _checked(await _git(ctx, *status), "git status")
         if "\n" not in out:
             out += "\nnothing to commit, working tree clean"
         return out
@@ -142,16 +155,19 @@ class GitDiff:
         return " ".join(word for word in words if word)
 
     @staticmethod
-    def _args(params: GitDiffParams) -> list[str]:
-        args = ["diff", "--no-ext-diff"]
+    def _args(params: GitDiffParams, path: str | None) -> list[str]:
+        args = ["diff", "--no-ext-diff", "--no-textconv", "--ignore-submodules=all"]
         if params.staged:
             args.append("--cached")
         if params.rev:
             args += ["--end-of-options", params.rev]
-        return [*args, "--", *([params.path] if params.path else [])]
+        return [*args, "--", *([path] if path else [])]
 
     async def run(self, params: GitDiffParams, ctx: ToolContext) -> str:
-        out = _checked(await _git(ctx, *self._args(params)), "git diff", "; narrow it with a path")
+        # Judged again now, and named as it is on disk (an escaped name resolves to it).
+        path = os.fsdecode(checked(ctx, params.path)) if params.path else None
+        args = self._args(params, path)
+        out = _checked(await _git(ctx, *args), "git diff", "; narrow it with a path")
         if out:
             return out
         what = "staged changes" if params.staged else "unstaged changes"
@@ -176,7 +192,7 @@ class GitHead:
 
     async def run(self, params: NoParams, ctx: ToolContext) -> str:
         log, ref = await asyncio.gather(
-            _git(ctx, "log", "-1", "--format=%H%x00%s"),
+            _git(ctx, "log", "-1", "--no-show-signature", "--format=%H%x00%s"),
             _git(ctx, "symbolic-ref", "--short", "-q", "HEAD"),
         )
         branch = ref.out.strip() if ref.code == 0 else "detached"

@@ -16,6 +16,11 @@ from pathlib import Path
 
 from pathspec import GitIgnoreSpec
 
+from tether.errors import ToolError
+from tether.tools.text import open_regular
+
+MAX_IGNORE_BYTES = 4 * 2**20  # more than any real ignore file; a huge one is read this far
+
 
 @dataclass(frozen=True)
 class Ignores:
@@ -38,10 +43,14 @@ class Ignores:
 
 
 def _lines(file: Path) -> list[str]:
+    """An ignore file's lines; none when it is missing or not a regular file (a FIFO named
+    .gitignore must not hang every listing)."""
     try:
-        return file.read_text(encoding="utf-8", errors="replace").splitlines()
-    except OSError:
+        with open_regular(file, file.name) as stream:
+            data = stream.read(MAX_IGNORE_BYTES)
+    except (ToolError, OSError):
         return []
+    return data.decode("utf-8", errors="replace").splitlines()
 
 
 def _load(file: Path) -> GitIgnoreSpec | None:

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import asyncio
 import os
+import threading
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -40,6 +41,7 @@ async def collect(
 ) -> list[Item]:
     """The wanted entries under the directory ``top`` in tree order; one past ``limit`` at most."""
     files = await _rg_files(rg, ctx, top, max_depth) if rg else None
+    stop = threading.Event()
 
     def scan() -> list[Item]:
         items: Iterable[Item]
@@ -49,13 +51,18 @@ async def collect(
             items = _Tree(ctx.workspace, top, files, max_depth)
         found: list[Item] = []
         for item in items:
+            if stop.is_set():
+                break
             if wanted(item):
                 found.append(item)
                 if len(found) > limit:
                     break
         return found
 
-    return await asyncio.to_thread(scan)
+    try:
+        return await asyncio.to_thread(scan)
+    finally:
+        stop.set()  # a cancelled call leaves the thread running: tell it to quit
 
 
 async def _rg_files(rg: str, ctx: ToolContext, top: Path, max_depth: int | None) -> set[str] | None:

@@ -13,7 +13,7 @@ from tree_sitter import Language, Node, Parser
 
 from tether.errors import ToolError
 from tether.tools.base import ToolContext
-from tether.tools.paths import reads_inside, resolve, shown
+from tether.tools.paths import checked, named, reads_inside, shown
 from tether.tools.text import load_text
 
 # extension -> (grammar module, its language function, the node table below)
@@ -167,8 +167,8 @@ class Outline:
         return f"outline {shown(ctx, params.path)}"
 
     async def run(self, params: OutlineParams, ctx: ToolContext) -> str:
-        path = resolve(ctx, params.path)
-        name = ctx.relative(path)
+        path = checked(ctx, params.path)
+        name = named(ctx, path)
         grammar = _GRAMMARS.get(path.suffix.lower())
         if grammar is None:
             supported = ", ".join(_GRAMMARS)
@@ -186,7 +186,7 @@ class Outline:
 
 def _outline(text: str, grammar: tuple[str, str, str]) -> list[str]:
     module, function, table = grammar
-    tree = Parser(_language(module, function)).parse(text.encode())
+    tree = Parser(_language(module, function)).parse(text.encode(errors="surrogatepass"))
     lines: list[str] = []
     _visit(tree.root_node, _TABLES[table], 0, None, lines)
     if lines and tree.root_node.has_error:

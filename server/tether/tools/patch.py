@@ -15,8 +15,8 @@ from pydantic import BaseModel, ConfigDict, Field, model_validator
 from tether.errors import ToolError
 from tether.tools import textedits
 from tether.tools.atomic import write_atomically
-from tether.tools.base import FileEdit, Replacement, RuleKey, ToolContext
-from tether.tools.paths import resolve, shown
+from tether.tools.base import FileEdit, Preview, Replacement, RuleKey, ToolContext
+from tether.tools.paths import allow, named, needs_asking, resolve, shown
 from tether.tools.text import read_disk
 
 
@@ -57,7 +57,8 @@ class PatchParams(BaseModel):
 async def plan(params: PatchParams, ctx: ToolContext) -> FileEdit:
     """The change ``params`` makes to the file's current text; a ToolError if it cannot apply."""
     path = resolve(ctx, params.path)
-    name = ctx.relative(path)
+    name = named(ctx, path)
+    allow(ctx, path, params.path)  # its text is read: inside the workspace, or approved
     before = await _current(ctx, path)
     if params.content is not None:
         end = 0 if before is None else len(before)
@@ -80,10 +81,27 @@ async def _current(ctx: ToolContext, path: Path) -> str | None:
 
 def _disk_text(ctx: ToolContext, path: Path) -> str | None:
     if path.is_dir():
-        raise ToolError(f"{ctx.relative(path)} is a directory; patch changes files")
+        raise ToolError(f"{named(ctx, path)} is a directory; patch changes files")
     if not path.exists():
         return None
     return read_disk(ctx, path)  # refuses binary, non-UTF-8 and huge files
+
+
+def _unread_preview(params: PatchParams, name: str, why: str, budget: int) -> Preview:
+    """A patch of a file outside the workspace (or inside .git/), shown from its arguments
+    alone: that file's text is not read before the person allows the patch (a failed plan
+    would tell the model what it holds)."""
+    note = f"[{name} is {why}: its current text is read only once you allow this patch]"
+    if params.content is not None:
+        body = textedits.preview(None, params.content, name, budget - len(note))
+        return Preview(text=f"{note}\n{body.text}", whole=False)
+    assert params.edits is not None
+    shown = [note]
+    for number, edit in enumerate(params.edits, start=1):
+        room = (budget - len(note)) // len(params.edits)
+        diff = textedits.preview(edit.old, edit.new, f"{name} (edit {number})", room)
+        shown.append(diff.text)
+    return Preview(text="\n".join(shown), whole=False)
 
 
 def _counts(params: PatchParams) -> str:
@@ -128,28 +146,31 @@ class Patch:
     def _exists(params: PatchParams, ctx: ToolContext) -> bool:
         """A stat and a look at the open buffers: cheap enough for a summary."""
         try:
-            path = ctx.resolve(params.path)
-        except (ToolError, OSError, RuntimeError):
+            path = resolve(ctx, params.path)
+        except ToolError:
             return False
         return ctx.documents.live_text(path) is not None or path.exists()
 
     async def plan(self, params: PatchParams, ctx: ToolContext) -> FileEdit:
         return await plan(params, ctx)  # the module's ``plan``: methods do not see class names
 
-    async def preview(self, params: PatchParams, ctx: ToolContext) -> str:
+    async def preview(self, params: PatchParams, ctx: ToolContext, budget: int) -> Preview:
+        path = resolve(ctx, params.path)
+        if not ctx.approved and (why := needs_asking(ctx, path)):
+            return _unread_preview(params, named(ctx, path), why, budget)
         edit = await plan(params, ctx)
-        return textedits.preview(edit.before, edit.after, ctx.relative(edit.path))
+        return textedits.preview(edit.before, edit.after, named(ctx, edit.path), budget)
 
     def rule_key(self, params: PatchParams, ctx: ToolContext) -> RuleKey | None:
         try:
-            name = ctx.relative(resolve(ctx, params.path))
+            name = named(ctx, resolve(ctx, params.path))
         except ToolError:
             return None
         return RuleKey(key=name, words=f"edit {name}")
 
     async def run(self, params: PatchParams, ctx: ToolContext) -> str:
         edit = await plan(params, ctx)
-        name = ctx.relative(edit.path)
+        name = named(ctx, edit.path)
         if edit.after == edit.before:
             return f"{name} unchanged: the patch leaves its text as it is"
         if await ctx.editor.apply(edit, label=self.summary(params, ctx)):

@@ -1,18 +1,38 @@
 """A file's text as the tools read it: the editor's live buffer first, else the disk, and
-only text (binary, non-UTF-8 and huge files are refused with a reason the model can act on)."""
+only text (binary, non-UTF-8 and huge files are refused with a reason the model can act on).
+
+Every read of a file's content goes through ``open_checked``, the one checked open: a
+regular file only (opened without blocking, so a FIFO never hangs a read), and the file
+actually opened inside the workspace (its descriptor's real path, not the path asked
+for: a symlink may move between a check and an open) unless the person approved the call.
+"""
 
 from __future__ import annotations
 
 import asyncio
+import os
 import stat
+import sys
 from collections.abc import Iterator
 from pathlib import Path
+from typing import BinaryIO
 
 from tether.errors import ToolError
 from tether.tools.base import ToolContext
+from tether.tools.paths import allow, named
 
 MAX_FILE_BYTES = 20 * 1024 * 1024
 SNIFF_BYTES = 8192
+MAX_SEARCHED_LINE = 16 * 2**20  # the Python search reads no more of one line than this
+# Never wait on open (a FIFO with no writer), never take a terminal, never leak into children.
+_OPEN_FLAGS = os.O_RDONLY | getattr(os, "O_BINARY", 0) | getattr(os, "O_CLOEXEC", 0)
+_OPEN_FLAGS |= getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOCTTY", 0)
+_KINDS = {
+    stat.S_IFIFO: "a FIFO (named pipe)",
+    stat.S_IFSOCK: "a socket",
+    stat.S_IFCHR: "a character device",
+    stat.S_IFBLK: "a block device",
+}
 
 
 async def load_text(ctx: ToolContext, path: Path) -> str:
@@ -22,34 +42,103 @@ async def load_text(ctx: ToolContext, path: Path) -> str:
     return live if live is not None else await asyncio.to_thread(read_disk, ctx, path)
 
 
-def check_file(ctx: ToolContext, path: Path) -> int:
-    """The size of a readable regular file; a ToolError the model can act on otherwise."""
-    name = ctx.relative(path)
+def open_regular(path: Path, name: str) -> BinaryIO:
+    """``path`` opened for reading if it is a regular file; a ToolError saying what it is if
+    not. Opening never blocks: a FIFO is refused, not waited on."""
     try:
-        info = path.stat()
+        fd = os.open(path, _OPEN_FLAGS)
     except FileNotFoundError:
         raise ToolError(f"no such file: {name}") from None
-    except OSError as exc:
+    except OSError as exc:  # a socket cannot be opened at all (ENXIO)
+        _refuse_special(_mode(path), name)
         raise ToolError(f"cannot read {name}: {exc.strerror}") from None
-    if stat.S_ISDIR(info.st_mode):
+    try:
+        _refuse_special(os.fstat(fd).st_mode, name)
+        return os.fdopen(fd, "rb")
+    except BaseException:
+        os.close(fd)
+        raise
+
+
+def _mode(path: Path) -> int:
+    try:
+        return os.stat(path).st_mode
+    except OSError:
+        return stat.S_IFREG
+
+
+def _refuse_special(mode: int, name: str) -> None:
+    if stat.S_ISDIR(mode):
         raise ToolError(f"{name} is a directory; fs-list shows what it holds")
-    return info.st_size
+    if not stat.S_ISREG(mode):
+        kind = _KINDS.get(stat.S_IFMT(mode), "not a regular file")
+        raise ToolError(f"{name} is {kind}; only regular files can be read")
+
+
+def open_checked(ctx: ToolContext, path: Path) -> BinaryIO:
+    """The one checked open of a file a tool reads (``path`` already resolved).
+
+    Nothing outside the workspace (or inside .git/) is opened unless ``ctx.approved``;
+    then the file that was opened is judged by its descriptor's real path, so a
+    symlink swapped in between is caught.
+    """
+    name = named(ctx, path)
+    allow(ctx, path, name)
+    file = open_regular(path, name)
+    try:
+        allow(ctx, _opened_path(file.fileno(), path, name), name)
+    except BaseException:
+        file.close()
+        raise
+    return file
+
+
+def _opened_path(fd: int, path: Path, name: str) -> Path:
+    """Where the open descriptor ``fd`` really is."""
+    if sys.platform.startswith("linux"):
+        try:
+            link = os.readlink(f"/proc/self/fd/{fd}")
+        except OSError:
+            link = ""  # no /proc: judge it as other platforms do
+        if link.startswith("/"):
+            return Path(link)
+    if sys.platform == "darwin":
+        import fcntl
+
+        try:
+            found = fcntl.fcntl(fd, fcntl.F_GETPATH, bytes(1024))
+        except OSError:
+            found = b""
+        if found.startswith(b"/"):
+            return Path(os.fsdecode(found.split(b"\0", 1)[0]))
+    # Elsewhere: resolve the path again and make sure it is the very file that is open.
+    real = Path(os.path.realpath(path))
+    try:
+        there = os.stat(real)
+    except OSError:
+        there = None
+    opened = os.fstat(fd)
+    if there is None or (there.st_dev, there.st_ino) != (opened.st_dev, opened.st_ino):
+        raise ToolError(f"{name} changed while it was being opened; call it again")
+    return real
 
 
 def read_disk(ctx: ToolContext, path: Path) -> str:
-    name = ctx.relative(path)
-    size = check_file(ctx, path)
+    name = named(ctx, path)
+    with open_checked(ctx, path) as file:
+        refuse_huge(name, os.fstat(file.fileno()).st_size)
+        data = file.read(MAX_FILE_BYTES + 1)
+    refuse_huge(name, len(data))  # it grew since
+    return decode(name, data)
+
+
+def refuse_huge(name: str, size: int) -> None:
     if size > MAX_FILE_BYTES:
         raise ToolError(
             f"{name} is too large ({size / 2**20:.1f} MB; the limit is "
             f"{MAX_FILE_BYTES // 2**20} MB): fs-read it in parts with offset/limit, "
             "or search it with index-grep"
         )
-    try:
-        data = path.read_bytes()
-    except OSError as exc:
-        raise ToolError(f"cannot read {name}: {exc.strerror}") from None
-    return decode(name, data)
 
 
 def refuse_binary(name: str, head: bytes) -> None:
@@ -73,14 +162,23 @@ def split_lines(text: str) -> list[str]:
     return [line.removesuffix("\r") for line in lines]
 
 
-def disk_lines(path: Path) -> Iterator[str]:
-    """A file's lines decoded leniently, as ripgrep reads them; none for a binary file."""
+def disk_lines(ctx: ToolContext, path: Path) -> Iterator[str]:
+    """A file's lines decoded leniently, as ripgrep reads them; none for a binary file or
+    one that cannot be read (not a regular file, outside the workspace). A line is read
+    up to ``MAX_SEARCHED_LINE`` bytes; the rest of it is skipped."""
     try:
-        with path.open("rb") as stream:
+        stream = open_checked(ctx, path)
+    except ToolError:
+        return
+    with stream:
+        try:
             if b"\0" in stream.read(SNIFF_BYTES):
                 return
             stream.seek(0)
-            for raw in stream:
+            while raw := stream.readline(MAX_SEARCHED_LINE):
+                if not raw.endswith(b"\n"):
+                    while (rest := stream.readline(MAX_SEARCHED_LINE)) and not rest.endswith(b"\n"):
+                        pass
                 yield raw.decode(errors="replace").removesuffix("\n").removesuffix("\r")
-    except OSError:
-        return
+        except OSError:
+            return

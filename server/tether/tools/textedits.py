@@ -7,7 +7,7 @@ import itertools
 from collections.abc import Sequence
 
 from tether.errors import ToolError
-from tether.tools.base import Replacement
+from tether.tools.base import Preview, Replacement
 
 PREVIEW_LINES = 40
 
@@ -88,13 +88,25 @@ def diff_lines(before: str | None, after: str, name: str) -> list[str]:
     return [line.rstrip("\r\n") for line in lines]
 
 
-def preview(before: str | None, after: str, name: str, limit: int = PREVIEW_LINES) -> str:
+def preview(
+    before: str | None, after: str, name: str, budget: int, limit: int = PREVIEW_LINES
+) -> Preview:
+    """The diff, whole when it fits in ``limit`` lines and ``budget`` characters; else as
+    much as fits, and it says so."""
     lines = diff_lines(before, after, name)
     if not lines:
-        return f"{name}: no change"
-    if len(lines) > limit:
-        lines = [*lines[:limit], f"… {len(lines) - limit} more lines"]
-    return "\n".join(lines)
+        return Preview(text=f"{name}: no change")
+    shown: list[str] = []
+    used = 0
+    for line in lines[:limit]:
+        if used + len(line) + 1 > budget - 80:
+            break
+        shown.append(line)
+        used += len(line) + 1
+    if len(shown) == len(lines):
+        return Preview(text="\n".join(lines))
+    cut = f"[the diff is cut: {len(lines) - len(shown)} more of its {len(lines)} lines not shown]"
+    return Preview(text="\n".join([*shown, cut]), whole=False)
 
 
 def hunk_headers(before: str | None, after: str, name: str, most: int = 5) -> list[str]:

@@ -9,7 +9,7 @@ from typing import Any
 
 from tests.support.doubles import EchoTool, ScriptedProvider, WriteTool
 from tether import app
-from tether.agent.approval import Answer
+from tether.agent.approval import Answer, Question
 from tether.agent.events import Update
 from tether.config import Configuration, ProviderSettings
 from tether.models import PendingCall, ToolMessage, TurnResult
@@ -32,6 +32,7 @@ class ScriptedPerson:
     def __init__(self) -> None:
         self.decisions: list[Answer | None] = []
         self.asked: list[PendingCall] = []
+        self.questions: list[Question] = []
         self.extend: bool | None = False  # None: hang until cancelled
         self.budget_questions = 0
         self.budget_asked = asyncio.Event()
@@ -39,8 +40,9 @@ class ScriptedPerson:
     def can_ask(self) -> bool:
         return True
 
-    async def ask(self, session: str, call: PendingCall, preview: str) -> Answer | None:
-        self.asked.append(call)
+    async def ask(self, session: str, question: Question) -> Answer | None:
+        self.asked.append(question.call)
+        self.questions.append(question)
         return self.decisions.pop(0)
 
     async def extend_budget(self, session: str, budget: int, asked: int) -> bool:

@@ -12,7 +12,7 @@ from tether.agent.approval import Allow, Applied, Deny, Gate
 from tether.errors import ToolError
 from tether.models import PendingCall, RecordedChoice
 from tether.store import Store
-from tether.tools.base import RuleKey
+from tether.tools.base import Preview, RuleKey
 
 CALL = PendingCall(call_id="c1", tool="command", arguments={}, summary="git status")
 KEY = RuleKey(key="git status", words="run `git status …` commands")
@@ -28,11 +28,11 @@ def person(gate: Gate) -> ScriptedPerson:
     return gate.person
 
 
-async def preview() -> str:
-    return "$ git status"
+async def preview(budget: int) -> Preview:
+    return Preview(text="$ git status")
 
 
-async def no_preview() -> str:
+async def no_preview(budget: int) -> Preview:
     raise ToolError("a recorded decision or a rule needs no preview")
 
 
@@ -100,3 +100,21 @@ async def test_a_failing_budget_question_grants_nothing(gate: Gate) -> None:
 
     person(gate).extend_budget = fails  # type: ignore[method-assign]
     assert await gate.extend_budget("s", 10, 2) is False
+
+
+async def test_the_question_says_what_allow_always_would_remember(gate: Gate) -> None:
+    person(gate).decisions = ["allow"]
+    await gate.decide(reply_at(gate), CALL, preview, KEY, None)
+    (question,) = person(gate).questions
+    assert question.preview == "$ git status" and question.always == KEY.words
+
+
+async def test_allow_always_is_not_offered_for_a_call_not_shown_whole(gate: Gate) -> None:
+    async def cut(budget: int) -> Preview:
+        return Preview(text="$ echo …[cut]… rm -rf ~", whole=False)
+
+    at = reply_at(gate)
+    person(gate).decisions = ["always"]  # a client that sends it anyway
+    assert await gate.decide(at, CALL, cut, KEY, None) == Allow()
+    assert person(gate).questions[0].always is None
+    assert gate.store.rules.match(at[0], gate.workspace, "command", KEY.key) is None

@@ -12,7 +12,12 @@ from pygls.lsp.client import LanguageClient
 from pygls.lsp.server import LanguageServer
 from pygls.protocol import JsonRPCProtocol
 
-from tether.lsp.pygls_private import OwnCancels, forget_request, server_process
+from tether.lsp.pygls_private import (
+    OwnCancels,
+    forget_request,
+    server_process,
+    shutdown_answered,
+)
 
 
 class Writer:
@@ -72,3 +77,17 @@ async def test_the_process_a_client_started_is_where_tether_looks_for_it() -> No
     process.kill()
     await process.wait()
     await client.stop()
+
+
+def test_pygls_marks_shutdown_done_as_it_answers_it() -> None:
+    server = LanguageServer("t", "1")
+    protocol = server.protocol
+    writer = Writer()
+    protocol.set_writer(writer)
+    assert not shutdown_answered(protocol)
+
+    request = {"jsonrpc": "2.0", "id": 1, "method": "shutdown", "params": None}
+    protocol.handle_message(protocol.structure_message(request))
+
+    assert shutdown_answered(protocol)
+    assert b'"id": 1' in b"".join(writer.written)  # answered by the time the mark is set

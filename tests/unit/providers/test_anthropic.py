@@ -25,7 +25,7 @@ from tether.models import (
 from tether.providers.anthropic import AnthropicProvider
 from tether.providers.base import ChatRequest, StreamEvent, TextDelta, ToolSpec
 
-KEY = "sk-ant-test-0123456789abcdef"
+KEY = "sk-ant-test-7c1e4a9d2f6b0e35"
 ASK = ChatRequest(system="You are terse.", messages=(UserMessage(content="hi"),))
 
 

@@ -1,12 +1,23 @@
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
+import itertools
+import zlib
+from collections.abc import AsyncIterator, Iterable
 
 import httpx
 import pytest
 
+from tether.providers.body import PIECE, pieces
 from tether.providers.failures import BrokenStream
-from tether.providers.sse import ServerSentEvent, SSEDecoder, aiter_sse, iter_events, json_object
+from tether.providers.sse import (
+    EVENT_LIMIT,
+    LINE_LIMIT,
+    ServerSentEvent,
+    SSEDecoder,
+    aiter_sse,
+    iter_events,
+    json_object,
+)
 
 
 async def _lines(*lines: str) -> AsyncIterator[str]:
@@ -18,13 +29,16 @@ async def _events(*lines: str) -> list[ServerSentEvent]:
     return [event async for event in iter_events(_lines(*lines))]
 
 
-async def _events_from_bytes(*pieces: bytes) -> list[ServerSentEvent]:
-    async def body() -> AsyncIterator[bytes]:
-        for piece in pieces:
-            yield piece
+async def _events_from_bytes(*chunks: bytes) -> list[ServerSentEvent]:
+    return [event async for event in aiter_sse(_streamed(chunks))]
 
-    response = httpx.Response(200, content=body())
-    return [event async for event in aiter_sse(response)]
+
+def _streamed(chunks: Iterable[bytes], headers: dict[str, str] | None = None) -> httpx.Response:
+    async def body() -> AsyncIterator[bytes]:
+        for chunk in chunks:
+            yield chunk
+
+    return httpx.Response(200, headers=headers, content=body())
 
 
 async def test_multi_line_data_is_joined_with_newlines() -> None:
@@ -94,3 +108,47 @@ def test_json_object_names_what_came_instead() -> None:
     for bad in ('{"a": ', "[1, 2]", "null"):
         with pytest.raises(BrokenStream, match="unreadable chunk"):
             json_object(bad)
+
+
+async def test_a_line_past_the_line_limit_stops_the_stream() -> None:
+    # Ends after twice the limit: a decoder without one would end with an event.
+    body = itertools.chain([b"data: "], itertools.repeat(b"x" * PIECE, 2 * LINE_LIMIT // PIECE))
+    with pytest.raises(BrokenStream) as caught:
+        await _events_from_bytes(*body)
+    assert str(caught.value) == "sent a line longer than 8 MiB, past tether's line limit"
+
+
+async def test_a_line_at_the_line_limit_is_read() -> None:
+    line = b"data: " + b"x" * (LINE_LIMIT - 6)
+    events = await _events_from_bytes(line[: LINE_LIMIT // 2], line[LINE_LIMIT // 2 :], b"\r\n\r\n")
+    assert [len(e.data) for e in events] == [LINE_LIMIT - 6]
+
+
+async def test_an_event_of_endless_short_lines_stops_at_the_event_limit() -> None:
+    line = b"data: " + b"y" * 4090 + b"\n"
+    with pytest.raises(BrokenStream) as caught:
+        await _events_from_bytes(*itertools.repeat(line, 2 * EVENT_LIMIT // len(line)))
+    assert str(caught.value) == (
+        "sent an event of more than 8,388,608 characters, past tether's event limit"
+    )
+
+
+async def test_many_events_are_not_one_event() -> None:
+    event = b"data: " + b"y" * 4090 + b"\n\n"
+    count = 2 * EVENT_LIMIT // len(event)
+    seen = 0
+    async for _ in aiter_sse(_streamed(itertools.repeat(event, count))):
+        seen += 1
+    assert seen == count
+
+
+@pytest.mark.parametrize("coding", ["gzip", "deflate", "raw deflate"])
+async def test_a_compressed_body_is_inflated_a_bounded_piece_at_a_time(coding: str) -> None:
+    wbits = {"gzip": zlib.MAX_WBITS | 16, "deflate": zlib.MAX_WBITS, "raw deflate": -15}[coding]
+    deflater = zlib.compressobj(9, zlib.DEFLATED, wbits)
+    size = 64 * 2**20  # some 64 KiB on the wire
+    compressed = deflater.compress(b"z" * size) + deflater.flush()
+    header = {"content-encoding": coding.removeprefix("raw ")}
+    inflated = [len(p) async for p in pieces(_streamed([compressed], header))]
+    assert len(compressed) < PIECE * 2 and sum(inflated) == size
+    assert max(inflated) == PIECE

@@ -11,105 +11,14 @@ makes of these errors, over LSP, in ``tests/e2e/test_provider_faults.py``.
 from __future__ import annotations
 
 import asyncio
-import socket
 import time
-from collections.abc import Iterator
-from dataclasses import dataclass
-from types import ModuleType
 
 import pytest
-from pydantic import SecretStr
 
-from tests.support import anthropic_stub, provider_stub
-from tests.support.loopback import LoopbackStub
-from tether.config import ProviderSettings
-from tether.errors import ConfigError, ProviderError
-from tether.models import Reply, UserMessage
+from tests.unit.providers.wires import ASK, KEY, Wire, closed_port, texts
+from tether.errors import ConfigError
 from tether.providers import make_provider
-from tether.providers.base import ChatRequest, StreamEvent, TextDelta
-
-KEY = "sk-test-faults-0123456789abcdef"
-ASK = ChatRequest(system="", messages=(UserMessage(content="hi"),))
-
-
-@dataclass
-class Wire:
-    kind: str
-    stub: LoopbackStub
-    api: ModuleType  # the stub's module: text(), error(), drop_after(), ...
-    path: str  # where the provider posts, after the base URL
-    before_text: int  # events a streamed text sends before its first letter
-    key_variable: str  # the vendor's own key variable, named beside TETHER_API_KEY
-    cut_off_hint: str  # what to raise when the token limit cuts a call off
-
-    @property
-    def endpoint(self) -> str:
-        return f"{self.stub.url}{self.path}"
-
-    def settings(self, **overrides: object) -> ProviderSettings:
-        values: dict[str, object] = {
-            "kind": self.kind,
-            "base_url": self.stub.url,
-            "model": "stub-model",
-            "api_key": SecretStr(KEY),
-            "retry_base_s": 0.01,
-            "max_retries": 2,
-            "connect_timeout_s": 2,
-        }
-        return ProviderSettings.model_validate(values | overrides)
-
-    async def collect(self, **overrides: object) -> list[StreamEvent]:
-        provider = make_provider(self.settings(**overrides))
-        try:
-            return [event async for event in provider.stream(ASK)]
-        finally:
-            await provider.aclose()
-
-    async def run(self, **overrides: object) -> tuple[list[StreamEvent], str]:
-        """The events seen before the ProviderError, and its message."""
-        provider = make_provider(self.settings(**overrides))
-        seen: list[StreamEvent] = []
-        with pytest.raises(ProviderError) as caught:
-            async for event in provider.stream(ASK):
-                seen.append(event)
-        await provider.aclose()
-        assert not any(isinstance(event, Reply) for event in seen)
-        message = str(caught.value)
-        assert KEY not in message
-        return seen, message
-
-
-@pytest.fixture(params=["openai", "anthropic"])
-def wire(request: pytest.FixtureRequest) -> Iterator[Wire]:
-    if request.param == "openai":
-        with provider_stub.ProviderStub() as stub:
-            yield Wire(
-                "openai", stub, provider_stub, "/chat/completions", before_text=1,
-                key_variable="OPENAI_API_KEY",
-                cut_off_hint="the model's output limit or context window on the server is "
-                "too small for it",
-            )  # fmt: skip
-    else:
-        with anthropic_stub.AnthropicStub() as stub:
-            yield Wire(
-                "anthropic", stub, anthropic_stub, "/v1/messages", before_text=3,
-                key_variable="ANTHROPIC_API_KEY",
-                cut_off_hint="raise tether.provider.max_tokens (now 8192)",
-            )  # fmt: skip
-
-
-def texts(events: list[StreamEvent]) -> tuple[list[str], str]:
-    """The deltas' texts, and the text of the reply that must end the events."""
-    *deltas, reply = events
-    assert isinstance(reply, Reply) and all(isinstance(d, TextDelta) for d in deltas)
-    return [d.text for d in deltas if isinstance(d, TextDelta)], reply.text
-
-
-def closed_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return int(probe.getsockname()[1])
-
+from tether.providers.base import TextDelta
 
 # -- retried, then answered ---------------------------------------------------
 

@@ -160,3 +160,16 @@ async def test_a_question_taken_back_leaves_the_typed_line_to_the_next(
     os.close(controller)
 
     assert "taken back" in capsys.readouterr().err
+
+
+def test_control_characters_from_the_model_are_shown_escaped(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """`touch x #\\x1b[2K\\recho hello` must not print as `echo hello`."""
+    console = Console()
+    console.update({"kind": "tool_call", "call_id": "c", "tool": "command",
+                    "summary": "touch x #\x1b[2K\recho hello"})  # fmt: skip
+    console.text("answer \x1b]0;title\x07 done\n")
+    out, err = capsys.readouterr()
+    assert "\x1b" not in err and "\r" not in err and "\\x1b[2K\\x0decho hello" in err
+    assert out == "answer \\x1b]0;title\\x07 done\n"

@@ -3,8 +3,12 @@
 from __future__ import annotations
 
 import asyncio
+import itertools
 import os
 import subprocess
+import time
+from collections.abc import Awaitable
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -26,12 +30,17 @@ class Buffers:
 
 
 def context(
-    workspace: Path, documents: Documents | None = None, max_read_bytes: int = 100_000
+    workspace: Path,
+    documents: Documents | None = None,
+    max_read_bytes: int = 100_000,
+    approved: bool = False,
 ) -> ToolContext:
+    """A tool's context in ``workspace``; ``approved``: as for a call the person allowed."""
     return ToolContext(
         workspace=workspace.resolve(),
         documents=documents or NoDocuments(),
         settings=ToolsSettings(max_read_bytes=max_read_bytes),
+        approved=approved,
     )
 
 
@@ -146,3 +155,72 @@ def ignore_maze(root: Path) -> Path:
 
 
 MAZE_DIRS = [".", "src", "src/deep", "node_modules", "logs", "empty", "sub"]
+
+
+def sleepers(path: Path) -> tuple[Path, Path]:
+    """An executable at ``path`` that appends its pid to a file, then sleeps: each process
+    it starts is a hung subprocess, and every pid is recorded."""
+    pid_file = path.parent / f"{path.name}.pids"
+    write(path.parent, path.name, f"#!/bin/sh\necho $$ >> {pid_file}\nexec sleep 30\n").chmod(0o755)
+    return path, pid_file
+
+
+async def recorded_pids(pid_file: Path, count: int, within_s: float = 5.0) -> list[int]:
+    """The pids ``count`` subprocesses appended to ``pid_file``, once they all have."""
+    try:
+        async with asyncio.timeout(within_s):
+            while True:
+                try:
+                    pids = [int(line) for line in pid_file.read_text().split()]
+                except (FileNotFoundError, ValueError):
+                    pids = []
+                if len(pids) >= count:
+                    return pids
+                await asyncio.sleep(0.01)
+    except TimeoutError:
+        raise AssertionError(f"fewer than {count} subprocesses wrote {pid_file.name}") from None
+
+
+def bytes_name(root: Path, name: bytes, content: bytes = b"") -> Path:
+    """A file whose name is bytes that need not be UTF-8 (as git stores names), as Python
+    sees it: its undecodable bytes held as lone surrogates."""
+    full = os.path.join(os.fsencode(root), name)
+    with open(full, "wb") as file:
+        file.write(content)
+    return Path(os.fsdecode(full))
+
+
+def fifo(root: Path, rel: str) -> Path:
+    """A named pipe nobody writes to: opening it for reading the usual way blocks forever."""
+    path = root / rel
+    path.parent.mkdir(parents=True, exist_ok=True)
+    os.mkfifo(path)
+    return path
+
+
+@dataclass
+class Timed:
+    result: str
+    seconds: float
+    longest_stall: float  # the longest the event loop went without running another task
+
+
+async def responsive(work: Awaitable[str]) -> Timed:
+    """Await ``work`` while a ticker measures how long the event loop is held at a time."""
+    start = time.monotonic()
+    ticks = [start]
+
+    async def tick() -> None:
+        while True:
+            await asyncio.sleep(0.01)
+            ticks.append(time.monotonic())
+
+    ticker = asyncio.ensure_future(tick())
+    try:
+        result = await work
+    finally:
+        ticker.cancel()
+    end = time.monotonic()
+    ticks.append(end)  # a loop held to the end never ticked at all
+    stall = max(later - earlier for earlier, later in itertools.pairwise(ticks))
+    return Timed(result, end - start, max(0.0, stall - 0.01))

@@ -13,7 +13,7 @@ from pydantic import ValidationError
 
 from tests.unit.tools import call, context, recorded_pid, started, summary
 from tether.errors import ToolError
-from tether.tools.command import KEEP_CHARS, Command, CommandParams, command_key
+from tether.tools.command import KEEP_CHARS, Command, CommandParams
 
 pytestmark = pytest.mark.skipif(sys.platform == "win32", reason="POSIX shell commands")
 
@@ -143,65 +143,22 @@ async def test_a_command_killed_by_a_signal_says_which(tmp_path: Path) -> None:
         await call(COMMAND, context(tmp_path), command="kill -9 $$")
 
 
-@pytest.mark.parametrize(
-    ("line", "key"),
-    [
-        ("git status", "git status"),
-        ("git status -s --branch", "git status"),
-        ("git  'status'  -s", "git status"),
-        ("npm test", "npm test"),
-        ("cargo build --release", "cargo build"),
-        ("npm run test:unit", "npm run"),
-        ("pytest", "pytest"),
-        ("pytest -x tests/unit", "pytest -x tests/unit"),
-        ("python -m pytest", "python -m pytest"),
-        ("find . -name x", "find . -name x"),
-        ("node -e '1'", "node -e 1"),
-        ("ls -la", "ls -la"),
-        ("./scripts/check.sh --fast", "./scripts/check.sh --fast"),
-        ("git -C sub status", "git -C sub status"),
-        ("echo ok; rm -rf x", None),
-        ("make && make install", None),
-        ("false || true", None),
-        ("cat x | sh", None),
-        ("echo $(whoami)", None),
-        ("echo `whoami`", None),
-        ("echo hi > out.txt", None),
-        ("wc -l < in.txt", None),
-        ("sleep 5 &", None),
-        ("echo one\necho two", None),
-        ("echo 'unclosed", None),
-        ("", None),
-        ("FOO=bar git status", None),
-        ("$CMD status", None),
-        ("sudo make install", None),
-        ("bash -c 'rm -rf x'", None),
-        ("env python x.py", None),
-        ("xargs rm", None),
-    ],
-)
-def test_command_key(line: str, key: str | None) -> None:
-    assert command_key(line) == key
-
-
-def test_rule_key_words_name_the_key(tmp_path: Path) -> None:
-    ctx = context(tmp_path)
-    memory = COMMAND.rule_key(CommandParams(command="git status -s"), ctx)
-    assert memory is not None
-    assert (memory.key, memory.words) == ("git status", "run `git status …` commands")
-    assert COMMAND.rule_key(CommandParams(command="git status; rm -rf ."), ctx) is None
-    exact = COMMAND.rule_key(CommandParams(command="python -m pytest"), ctx)
-    assert exact is not None and exact.words == "run exactly `python -m pytest`"
-
-
 async def test_summary_preview_and_read_only(tmp_path: Path) -> None:
     ctx = context(tmp_path)
     assert summary(COMMAND, ctx, command="make   test\n  --verbose") == "make test --verbose"
     long = summary(COMMAND, ctx, command="echo " + "x" * 300)
     assert len(long) == 120 and long.endswith("…")
-    preview = await COMMAND.preview(CommandParams(command="make test\n--verbose"), ctx)
-    assert preview == f"in {ctx.workspace}:\n$ make test\n--verbose"
+    preview = await COMMAND.preview(CommandParams(command="make test\n--verbose"), ctx, 2000)
+    assert preview.text == f"in {ctx.workspace}:\n$ make test\n--verbose" and preview.whole
     assert not COMMAND.read_only(CommandParams(command="ls"), ctx)
+
+
+async def test_a_long_command_shows_its_head_and_its_tail_and_its_length(tmp_path: Path) -> None:
+    line = "echo '" + "x" * 5000 + "' && rm -rf ~"
+    preview = await COMMAND.preview(CommandParams(command=line), context(tmp_path), 2000)
+    assert not preview.whole and len(preview.text) < 2000
+    assert preview.text.rstrip().endswith("&& rm -rf ~")
+    assert f"the command is {len(line):,} long" in preview.text
 
 
 @pytest.mark.parametrize(

@@ -1,17 +1,21 @@
 from __future__ import annotations
 
 import asyncio
+import time
 from pathlib import Path
 
 import pytest
 
 from tests.unit.tools import (
     MAZE_DIRS,
+    bytes_name,
     call,
     cancel_once_started,
     context,
+    fifo,
     gone,
     ignore_maze,
+    responsive,
     sleeper,
     write,
 )
@@ -146,3 +150,49 @@ async def test_cancelling_a_find_kills_ripgrep(tmp_path: Path) -> None:
     ws.mkdir()
     task = asyncio.ensure_future(call(FsFind(rg=lambda: str(rg)), context(ws), pattern="*"))
     assert gone(await cancel_once_started(task, pid_file))
+
+
+@pytest.mark.timeout(60)
+async def test_a_catastrophic_glob_neither_hangs_nor_holds_the_server(
+    find: FsFind, tmp_path: Path
+) -> None:
+    """Translated to a backtracking regex, this glob takes tens of seconds on a name of 44
+    a's (and ages on a longer one: names go to 255), holding the interpreter; RE2 takes
+    microseconds."""
+    (tmp_path / ("a" * 44)).touch()
+    pattern = "a*a*a*a*a*a*a*a*a*a*a*b"
+    timed = await responsive(call(find, context(tmp_path), pattern=pattern))
+    assert timed.result == f"no paths match {pattern!r} under ."
+    assert timed.seconds < 5 and timed.longest_stall < 1, timed
+
+
+def test_a_glob_never_backtracks() -> None:
+    glob = Glob("a*a*a*a*a*a*a*a*a*a*a*b")
+    start = time.monotonic()
+    assert not glob.matches("x/" + "a" * 44)  # a backtracking engine: tens of seconds
+    assert glob.matches("a" * 44 + "b")
+    assert time.monotonic() - start < 0.5
+
+
+async def test_names_that_are_not_utf8_are_found_and_shown_escaped(
+    find: FsFind, tmp_path: Path
+) -> None:
+    bytes_name(tmp_path, b"caf\xe9.txt")
+    (tmp_path / "d\udcff").mkdir()
+    bytes_name(tmp_path / "d\udcff", b"x.txt")
+    ctx = context(tmp_path)
+    assert (await call(find, ctx, pattern="*.txt")).splitlines() == [
+        "caf\\xe9.txt",
+        "d\\xff/x.txt",
+    ]
+    assert await call(find, ctx, pattern="caf\\xe9*") == "caf\\xe9.txt"
+    assert await call(find, ctx, pattern="*", path="d\\xff") == "d\\xff/x.txt"
+
+
+@pytest.mark.timeout(30)
+async def test_a_fifo_named_gitignore_does_not_hang_the_walk(tmp_path: Path) -> None:
+    write(tmp_path, "src/a.py", "")
+    fifo(tmp_path, "src/.gitignore")
+    fifo(tmp_path, ".git/info/exclude")
+    out = await asyncio.wait_for(call(PYTHON, context(tmp_path), pattern="*.py"), 10)
+    assert out == "src/a.py"

@@ -7,9 +7,11 @@ import pytest
 
 from tests.unit.tools import (
     MAZE_DIRS,
+    bytes_name,
     call,
     cancel_once_started,
     context,
+    fifo,
     gone,
     ignore_maze,
     init_repo,
@@ -129,3 +131,35 @@ async def test_cancelling_a_listing_kills_ripgrep(tmp_path: Path) -> None:
     ws.mkdir()
     task = asyncio.ensure_future(call(FsList(rg=lambda: str(rg)), context(ws)))
     assert gone(await cancel_once_started(task, pid_file))
+
+
+async def test_names_that_are_not_utf8_are_listed_escaped(lister: FsList, tmp_path: Path) -> None:
+    repo = init_repo(tmp_path / "repo")
+    bytes_name(repo, b"caf\xe9.txt")
+    (repo / "d\udcff").mkdir()
+    bytes_name(repo / "d\udcff", b"x\xfe.txt")
+    (repo / "l\udce9").symlink_to("caf\udce9.txt")
+    ctx = context(repo)
+    assert (await call(lister, ctx)).splitlines() == [
+        "caf\\xe9.txt",
+        "d\\xff/",
+        "d\\xff/x\\xfe.txt",
+        "l\\xe9 -> caf\\xe9.txt",
+    ]
+    assert await call(lister, ctx, path="d\\xff") == "d\\xff/x\\xfe.txt"
+
+
+@pytest.mark.timeout(30)
+async def test_fifos_are_listed_not_read(lister: FsList, tmp_path: Path) -> None:
+    fifo(tmp_path, "pipe")
+    write(tmp_path, "a.txt", "")
+    out = await asyncio.wait_for(call(lister, context(tmp_path)), 10)
+    assert out.splitlines() == ["a.txt", "pipe"]
+
+
+@pytest.mark.timeout(30)
+async def test_a_fifo_named_gitignore_does_not_hang_the_walk(tmp_path: Path) -> None:
+    write(tmp_path, "src/a.py", "")
+    fifo(tmp_path, "src/.gitignore")
+    out = await asyncio.wait_for(call(PYTHON, context(tmp_path)), 10)
+    assert out.splitlines() == ["src/", "src/.gitignore", "src/a.py"]

@@ -1,13 +1,17 @@
 from __future__ import annotations
 
+import io
+import tracemalloc
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
-from tests.unit.tools import Buffers, call, context, write
+from tests.unit.tools import Buffers, bytes_name, call, context, fifo, write
 from tether.errors import ToolError
-from tether.tools.fs_read import FsRead, FsReadParams
-from tether.tools.text import MAX_FILE_BYTES
+from tether.tools.fs_read import MAX_LINE_CHARS, FsRead, FsReadParams, _slice, _stream
+from tether.tools.text import MAX_FILE_BYTES, split_lines
 
 READ = FsRead()
 
@@ -125,9 +129,21 @@ async def test_an_approved_read_outside_the_workspace_runs(tmp_path: Path) -> No
     ws = tmp_path / "ws"
     ws.mkdir()
     (ws / "link.txt").symlink_to(tmp_path / "outside.txt")
-    ctx = context(ws)
+    ctx = context(ws, approved=True)
     assert await call(READ, ctx, path="../outside.txt") == numbered(1, "hello")
     assert await call(READ, ctx, path="link.txt") == numbered(1, "hello")
+
+
+async def test_an_unapproved_read_outside_the_workspace_is_refused_when_it_runs(
+    tmp_path: Path,
+) -> None:
+    write(tmp_path, "outside.txt", "hello\n")
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    (ws / "link.txt").symlink_to(tmp_path / "outside.txt")
+    for path in ("../outside.txt", "link.txt", str(tmp_path / "outside.txt")):
+        with pytest.raises(ToolError, match=r"now resolves outside the workspace; call it again"):
+            await call(READ, context(ws), path=path)
 
 
 def test_summary_names_the_file_and_window(tmp_path: Path) -> None:
@@ -143,3 +159,108 @@ def test_params_are_the_contracts() -> None:
         READ.params.model_validate({"path": "a", "offset": 0})
     with pytest.raises(ValueError):
         READ.params.model_validate({"path": "a", "lines": 3})
+
+
+def huge(path: Path, *lines: bytes) -> Path:
+    """A file past the size fs-read holds whole: ``lines``, then padding lines."""
+    with path.open("wb") as f:
+        for line in lines:
+            f.write(line)
+        f.write(b"pad\n")
+        while f.tell() <= MAX_FILE_BYTES:
+            f.write(b"pad\n" * 65536)
+    return path
+
+
+async def peak_bytes(coroutine: object) -> tuple[str, int]:
+    tracemalloc.start()
+    try:
+        tracemalloc.reset_peak()
+        out = await coroutine  # type: ignore[misc]
+        return out, tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+
+
+async def test_skipped_lines_are_counted_not_held(tmp_path: Path) -> None:
+    huge(tmp_path / "huge.log", b"x" * (30 * 2**20) + b"\n", b"second\n")
+    out, peak = await peak_bytes(call(READ, context(tmp_path), path="huge.log", offset=2, limit=1))
+    assert (
+        out == numbered(2, "second") + "\n[showed lines 2-2 (more follow); continue with offset=3]"
+    )
+    assert peak < 8 * 2**20  # a 30 MB first line was skipped in bounded chunks
+
+
+async def test_a_line_in_the_window_is_kept_only_as_far_as_it_is_shown(tmp_path: Path) -> None:
+    long = "é" * (30 * 2**20 // 2) + "\r\n"  # 30 MB, 15 million characters, a CRLF end
+    huge(tmp_path / "huge.log", long.encode(), b"next\n")
+    read = call(READ, context(tmp_path), path="huge.log", limit=2)
+    out, peak = await peak_bytes(read)
+    first, second, *notes = out.splitlines()
+    shown = 15 * 2**20 - MAX_LINE_CHARS
+    assert first == f"     1\t{'é' * MAX_LINE_CHARS}… [{shown} more characters]"
+    assert second == "     2\tnext"
+    assert notes[0] == "[lines shortened to 2000 characters: 1]"
+    assert peak < 16 * 2**20
+
+
+async def test_a_streamed_window_stops_at_what_the_output_can_show(tmp_path: Path) -> None:
+    huge(tmp_path / "huge.log", b"line\n" * 1000)
+    out = await call(READ, context(tmp_path, max_read_bytes=1000), path="huge.log", limit=10**9)
+    assert out.splitlines()[-1] == (
+        "[output capped at 1000 characters: showed lines 1-83; continue with offset=84]"
+    )
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    text=st.text(alphabet=st.sampled_from(["a", "é", "\n", "\r", "€", "😀"]), max_size=40),
+    offset=st.integers(1, 12),
+    limit=st.integers(1, 12),
+    chunk=st.integers(1, 9),
+)
+def test_streaming_reads_the_same_window_as_holding_the_file(
+    text: str, offset: int, limit: int, chunk: int
+) -> None:
+    """Whatever the chunk boundaries (inside a line, a character, a CRLF), the stream shows
+    what holding the whole file shows."""
+    whole = _slice(split_lines(text), offset, limit)
+    streamed = _stream(io.BytesIO(text.encode()), "f", offset, limit, chunk)
+    assert streamed.lines == whole.lines
+    assert streamed.more == whole.more
+    assert streamed.total == (None if whole.more else whole.total)
+    assert streamed.cut == [0] * len(streamed.lines)
+
+
+def test_streaming_keeps_a_long_lines_head_and_counts_the_rest() -> None:
+    data = ("ab" * 3000 + "\r\n" + "€" * 2001 + "\n").encode()
+    window = _stream(io.BytesIO(data), "f", 1, 5, chunk_size=7)
+    assert window.lines == ["ab" * 1000, "€" * 2000]
+    assert window.cut == [4000, 1]
+    assert (window.total, window.more) == (2, False)
+
+
+async def test_a_stream_that_is_not_utf8_is_refused(tmp_path: Path) -> None:
+    huge(tmp_path / "huge.log", b"ok\n", b"caf\xe9\n")
+    with pytest.raises(ToolError, match=r"huge.log is not UTF-8 text"):
+        await call(READ, context(tmp_path), path="huge.log", limit=3)
+
+
+@pytest.mark.timeout(10)
+async def test_a_fifo_is_refused_promptly(tmp_path: Path) -> None:
+    fifo(tmp_path, "pipe")
+    for arguments in ({}, {"offset": 2}):
+        with pytest.raises(ToolError, match=r"pipe is a FIFO \(named pipe\); only regular files"):
+            await call(READ, context(tmp_path), path="pipe", **arguments)
+
+
+async def test_a_name_that_is_not_utf8_is_read_by_its_escaped_name(tmp_path: Path) -> None:
+    bytes_name(tmp_path, b"caf\xe9.txt", b"bonjour\n")
+    bytes_name(tmp_path, b"empty\xff", b"")
+    ctx = context(tmp_path)
+    assert await call(READ, ctx, path="caf\\xe9.txt") == numbered(1, "bonjour")
+    assert await call(READ, ctx, path="empty\\xff") == "empty\\xff is empty"
+    with pytest.raises(ToolError, match=r"no such file: nothing\\xe9"):
+        await call(READ, ctx, path="nothing\\xe9")
+    with pytest.raises(ToolError, match=r"invalid path"):
+        await call(READ, ctx, path="a\ud800b")

@@ -159,3 +159,18 @@ async def test_cancelling_a_git_call_kills_git(
     monkeypatch.setenv("PATH", f"{fake.parent}{os.pathsep}{os.environ['PATH']}")
     task = asyncio.ensure_future(call(STATUS, context(tmp_path)))
     assert gone(await cancel_once_started(task, pid_file))
+
+
+async def test_names_that_are_not_utf8_are_shown_escaped_and_work_again(repo: Path) -> None:
+    name = os.fsdecode(b"caf\xe9.txt")
+    (repo / name).write_text("one\n")
+    git(repo, "add", ".")
+    git(repo, "commit", "-q", "-m", "odd name")
+    (repo / name).write_text("one\ntwo\n")
+
+    status = await call(STATUS, context(repo))
+    assert " M caf\\xe9.txt" in status
+
+    diff = await call(DIFF, context(repo), path="caf\\xe9.txt")  # as the model copies it
+    assert "+two" in diff and "caf\\xe9.txt" in diff
+    diff.encode("utf-8")  # no lone surrogate left to break a sink

@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 from pathlib import Path
 from typing import Any
 
@@ -9,13 +10,18 @@ import pytest
 from tests.unit.tools import (
     MAZE_DIRS,
     Buffers,
+    bytes_name,
     call,
     cancel_once_started,
     context,
+    fifo,
     gone,
     ignore_maze,
     init_repo,
+    recorded_pids,
+    responsive,
     sleeper,
+    sleepers,
     summary,
     write,
 )
@@ -152,11 +158,10 @@ async def test_long_lines_are_cut_around_the_match(grep: IndexGrep, tree: Path) 
     assert len(text) == MAX_LINE_CHARS + 2  # an ellipsis on each side
 
 
-async def test_regexes_python_knows_but_ripgrep_does_not_still_work(
-    grep: IndexGrep, tree: Path
-) -> None:
-    out = await call(grep, context(tree), pattern=r"TODO(?= ts)")
-    assert out == "src/view.ts:1: // TODO ts"
+async def test_a_look_around_is_refused_with_the_syntax_to_use(grep: IndexGrep, tree: Path) -> None:
+    # Neither engine backtracks (ripgrep's own, RE2): a look-around is no regex they take.
+    with pytest.raises(ToolError, match=r"invalid regex 'TODO\(\?= ts\)'.*no look-around"):
+        await call(grep, context(tree), pattern=r"TODO(?= ts)")
 
 
 async def test_errors_say_what_is_wrong(grep: IndexGrep, tree: Path) -> None:
@@ -237,3 +242,75 @@ async def test_a_matching_line_longer_than_one_read_is_cut_around_the_match(
     out = (await call(grep, context(tmp_path), pattern="NEEDLE")).splitlines()
     assert out[0] == "min.js:1: …" + "x" * 100 + "NEEDLE" + "y" * 194 + "…"
     assert out[1] == "min.js:2: NEEDLE 2"
+
+
+@pytest.mark.timeout(60)
+async def test_a_catastrophic_regex_neither_hangs_nor_holds_the_server(
+    grep: IndexGrep, tmp_path: Path
+) -> None:
+    """``(a+)+$`` takes a backtracking engine seconds per line of 27 a's (and ages for a
+    longer one), holding the interpreter: here no regex runs in it at all, or runs in RE2."""
+    text = ("a" * 27 + "!\n") * 2
+    write(tmp_path, "disk.txt", text)
+    ctx = context(tmp_path, Buffers({context(tmp_path).workspace / "open.txt": text}))
+    timed = await responsive(call(grep, ctx, pattern="(a+)+$"))
+    assert timed.result == "no matches for '(a+)+$' in ."
+    assert timed.seconds < 5 and timed.longest_stall < 1, timed
+
+
+async def test_open_documents_are_searched_with_the_disks_semantics(tree: Path) -> None:
+    """ripgrep reads the live text through its stdin: what it finds in a buffer is what it
+    would find in the same text on disk."""
+    text = "caf\u00e9 TODO\r\nx\tTODO$\n\u00c9t\u00e9 todo\n"
+    write(tree, "disk.txt", text)
+    ctx = context(tree, Buffers({tree / "live.txt": text}))
+    for pattern in [r"TODO\r$", r"TODO.?$", r"\bTODO\b", "(?i)été", r"\p{Lu}", r"^\w+\s"]:
+        out = (await call(RG, ctx, pattern=pattern, glob="*.txt")).splitlines()
+        on_disk = [line.removeprefix("disk.txt") for line in out if line.startswith("disk.txt")]
+        live = [line.removeprefix("live.txt") for line in out if line.startswith("live.txt")]
+        assert live == on_disk and live, pattern
+
+
+async def test_cancelling_a_search_kills_every_ripgrep_of_open_documents(tmp_path: Path) -> None:
+    rg, pid_file = sleepers(tmp_path / "rg")
+    (tmp_path / "ws").mkdir()
+    ws = context(tmp_path / "ws").workspace
+    documents = Buffers({ws / f"open{n}.py": "x\n" for n in range(3)})
+    grep = IndexGrep(rg=lambda: str(rg))
+    task = asyncio.ensure_future(call(grep, context(ws, documents), pattern="x"))
+    pids = await recorded_pids(pid_file, 4)  # the disk, and each open document
+    task.cancel()
+    with contextlib.suppress(asyncio.CancelledError):
+        await task
+    assert task.cancelled()
+    assert [pid for pid in pids if not gone(pid)] == []
+
+
+@pytest.mark.timeout(30)
+async def test_a_fifo_is_skipped_or_refused_promptly(grep: IndexGrep, tmp_path: Path) -> None:
+    write(tmp_path, "src/a.py", "TODO\n")
+    fifo(tmp_path, "src/pipe.py")
+    ctx = context(tmp_path)
+    assert await asyncio.wait_for(call(grep, ctx, pattern="TODO", path="src"), 10) == (
+        "src/a.py:1: TODO"
+    )
+    with pytest.raises(ToolError, match=r"src/pipe.py is neither a directory nor a regular file"):
+        await asyncio.wait_for(call(grep, ctx, pattern="TODO", path="src/pipe.py"), 10)
+
+
+async def test_names_that_are_not_utf8_are_shown_escaped(grep: IndexGrep, tmp_path: Path) -> None:
+    bytes_name(tmp_path, b"caf\xe9.txt", b"TODO\n")
+    (tmp_path / "d\udcff").mkdir()
+    bytes_name(tmp_path / "d\udcff", b"x.py", b"TODO\n")
+    ctx = context(tmp_path)
+    assert (await call(grep, ctx, pattern="TODO")).splitlines() == [
+        "caf\\xe9.txt:1: TODO",
+        "d\\xff/x.py:1: TODO",
+    ]
+    assert await call(grep, ctx, pattern="TODO", path="d\\xff") == "d\\xff/x.py:1: TODO"
+    assert await call(grep, ctx, pattern="TODO", glob="caf\\xe9*") == "caf\\xe9.txt:1: TODO"
+
+
+async def test_a_pattern_with_a_lone_surrogate_is_refused(grep: IndexGrep, tmp_path: Path) -> None:
+    with pytest.raises(ToolError, match=r"invalid regex: it holds a lone surrogate"):
+        await call(grep, context(tmp_path), pattern="a\udce9")

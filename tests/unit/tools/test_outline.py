@@ -4,7 +4,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.unit.tools import Buffers, call, context, summary, write
+from tests.unit.tools import Buffers, bytes_name, call, context, fifo, summary, write
 from tether.errors import ToolError
 from tether.tools.outline import Outline
 
@@ -241,3 +241,26 @@ async def test_missing_and_binary_files_are_errors(tmp_path: Path) -> None:
 
 def test_summary(tmp_path: Path) -> None:
     assert summary(OUTLINE, context(tmp_path), path="src/a.rs") == "outline src/a.rs"
+
+
+@pytest.mark.timeout(10)
+async def test_a_fifo_is_refused_promptly(tmp_path: Path) -> None:
+    fifo(tmp_path, "pipe.py")
+    with pytest.raises(ToolError, match=r"pipe.py is a FIFO \(named pipe\); only regular files"):
+        await call(OUTLINE, context(tmp_path), path="pipe.py")
+
+
+async def test_a_name_that_is_not_utf8_is_outlined_by_its_escaped_name(tmp_path: Path) -> None:
+    bytes_name(tmp_path, b"mod\xe9.py", b"def f():\n    pass\n")
+    bytes_name(tmp_path, b"none\xe9.py", b"X = 1\n")
+    ctx = context(tmp_path)
+    assert await call(OUTLINE, ctx, path="mod\\xe9.py") == "def f  (lines 1-2)"
+    assert await call(OUTLINE, ctx, path="none\\xe9.py") == (
+        "none\\xe9.py defines no functions or classes"
+    )
+
+
+async def test_unsaved_text_with_a_lone_surrogate_is_outlined(tmp_path: Path) -> None:
+    path = context(tmp_path).workspace / "m.py"
+    ctx = context(tmp_path, Buffers({path: "def f():\n    return '\ud800'\n"}))
+    assert await call(OUTLINE, ctx, path="m.py") == "def f  (lines 1-2)"

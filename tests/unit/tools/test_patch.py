@@ -2,6 +2,7 @@ from __future__ import annotations
 
 import dataclasses
 import os
+import shutil
 import stat
 import sys
 from pathlib import Path
@@ -10,7 +11,7 @@ from typing import Any
 import pytest
 from pydantic import ValidationError
 
-from tests.unit.tools import Buffers, call, context, summary, write
+from tests.unit.tools import Buffers, bytes_name, call, context, summary, write
 from tether.errors import ToolError
 from tether.tools.atomic import write_atomically
 from tether.tools.base import FileEdit, Replacement, ToolContext
@@ -209,9 +210,9 @@ async def test_preview_is_a_short_unified_diff(tmp_path: Path) -> None:
     write(tmp_path, "src/app.py", APP)
     ctx = context(tmp_path)
     preview = await PATCH.preview(
-        params(path="src/app.py", edits=[{"old": "'hi'", "new": "'hello'"}]), ctx
+        params(path="src/app.py", edits=[{"old": "'hi'", "new": "'hello'"}]), ctx, 2000
     )
-    assert preview.splitlines() == [
+    assert preview.whole and preview.text.splitlines() == [
         "--- a/src/app.py",
         "+++ b/src/app.py",
         "@@ -2,5 +2,5 @@",
@@ -222,23 +223,30 @@ async def test_preview_is_a_short_unified_diff(tmp_path: Path) -> None:
         "+    print('hello')",
         "     return 0",
     ]
-    created = await PATCH.preview(params(path="new.md", content="# Title\n"), ctx)
-    assert created.splitlines()[:3] == ["--- /dev/null", "+++ b/new.md", "@@ -0,0 +1 @@"]
+    created = await PATCH.preview(params(path="new.md", content="# Title\n"), ctx, 2000)
+    assert created.text.splitlines()[:3] == ["--- /dev/null", "+++ b/new.md", "@@ -0,0 +1 @@"]
 
 
-async def test_a_long_preview_is_cut_with_a_note(tmp_path: Path) -> None:
+async def test_a_long_preview_is_cut_and_says_so(tmp_path: Path) -> None:
     ctx = context(tmp_path)
-    preview = await PATCH.preview(params(path="big.txt", content="line\n" * 100), ctx)
-    lines = preview.splitlines()
-    assert len(lines) == 41
-    assert lines[-1] == "… 63 more lines"  # 3 header lines + 100 added, 40 shown
+    preview = await PATCH.preview(params(path="big.txt", content="line\n" * 100), ctx, 2000)
+    lines = preview.text.splitlines()
+    assert not preview.whole and len(lines) == 41
+    # 3 header lines + 100 added, 40 shown
+    assert lines[-1] == "[the diff is cut: 63 more of its 103 lines not shown]"
+
+
+async def test_a_preview_of_long_lines_is_cut_to_its_budget(tmp_path: Path) -> None:
+    ctx = context(tmp_path)
+    preview = await PATCH.preview(params(path="min.js", content="x" * 5000), ctx, 2000)
+    assert not preview.whole and len(preview.text) <= 2000
 
 
 async def test_preview_of_a_patch_that_cannot_apply_is_an_error(tmp_path: Path) -> None:
     write(tmp_path, "a.txt", "text\n")
     with pytest.raises(ToolError, match="not found"):
         await PATCH.preview(
-            params(path="a.txt", edits=[{"old": "nope", "new": ""}]), context(tmp_path)
+            params(path="a.txt", edits=[{"old": "nope", "new": ""}]), context(tmp_path), 2000
         )
 
 
@@ -273,3 +281,79 @@ async def test_an_unchanged_result_writes_nothing(tmp_path: Path) -> None:
 def test_edits_or_content_exactly_one_is_enforced(arguments: dict[str, Any], message: str) -> None:
     with pytest.raises(ValidationError, match=message):
         PatchParams.model_validate(arguments)
+
+
+# --- hostile paths: the planning reads judge the file when they run ---
+
+
+async def test_a_patch_outside_the_workspace_is_previewed_without_reading_it(
+    tmp_path: Path,
+) -> None:
+    """Planning it before the person decides would tell the model, by a "not found" error
+    instead of a dialog, what the outside file holds."""
+    write(tmp_path, "outside/id_rsa", "-----BEGIN OPENSSH PRIVATE KEY-----\n")
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    ctx = context(ws)
+    for path in ("../outside/id_rsa", str(tmp_path / "outside/id_rsa")):
+        probe = params(path=path, edits=[{"old": "-----BEGIN OPENSSH", "new": "x"}])
+        preview = await PATCH.preview(probe, ctx, 2000)
+        assert not preview.whole
+        assert preview.text.startswith(f"[{tmp_path / 'outside/id_rsa'} is outside the workspace")
+        assert "PRIVATE KEY" not in preview.text
+        miss = params(path=path, edits=[{"old": "no such text", "new": "x"}])
+        assert (await PATCH.preview(miss, ctx, 2000)).text.startswith("[")  # no error either
+    with pytest.raises(ToolError, match=r"now resolves outside the workspace"):
+        await plan(params(path="../outside/id_rsa", content="x"), ctx)
+
+
+async def test_a_patch_inside_git_is_previewed_without_reading_it(tmp_path: Path) -> None:
+    write(tmp_path, ".git/config", "[remote]\n\turl = https://token@example.com\n")
+    preview = await PATCH.preview(
+        params(path=".git/config", content="[core]\n\tfsmonitor = evil\n"), context(tmp_path), 2000
+    )
+    assert preview.text.splitlines()[0] == (
+        "[.git/config is inside .git/: its current text is read only once you allow this patch]"
+    )
+    assert "+\tfsmonitor = evil" in preview.text and "token" not in preview.text
+
+
+async def test_an_approved_patch_outside_the_workspace_is_applied(tmp_path: Path) -> None:
+    target = write(tmp_path, "outside/notes.txt", "old\n")
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    patch = params(path="../outside/notes.txt", edits=[{"old": "old", "new": "new"}])
+    out = await PATCH.run(patch, context(ws, approved=True))
+    assert out.startswith(f"edited {target}") and target.read_text() == "new\n"
+
+
+async def test_a_planning_read_refuses_a_file_swapped_outside(tmp_path: Path) -> None:
+    write(tmp_path, "outside/id_rsa", "KEY\n")
+    ws = tmp_path / "ws"
+    write(ws, "docs/id_rsa", "placeholder\n")
+    ctx = context(ws)
+    patch = params(path="docs/id_rsa", edits=[{"old": "KEY", "new": "x"}])
+    shutil.rmtree(ws / "docs")
+    (ws / "docs").symlink_to(tmp_path / "outside")  # after it was planned, before it runs
+    preview = await PATCH.preview(patch, ctx, 2000)
+    assert preview.text.startswith(f"[{tmp_path / 'outside/id_rsa'} is outside the workspace")
+    with pytest.raises(ToolError, match=r"docs/id_rsa now resolves outside the workspace"):
+        await plan(patch, ctx)
+
+
+@pytest.mark.timeout(10)
+async def test_a_fifo_is_refused_promptly(tmp_path: Path) -> None:
+    os.mkfifo(tmp_path / "pipe")
+    with pytest.raises(ToolError, match=r"pipe is a FIFO"):
+        await call(PATCH, context(tmp_path), path="pipe", content="x")
+
+
+async def test_a_name_that_is_not_utf8_is_patched_by_its_escaped_name(tmp_path: Path) -> None:
+    real = bytes_name(tmp_path, b"caf\xe9.txt", b"old\n")
+    out = await call(
+        PATCH, context(tmp_path), path="caf\\xe9.txt", edits=[{"old": "old", "new": "new"}]
+    )
+    assert out.startswith("edited caf\\xe9.txt: 1 edit, +1 -1 lines")
+    assert real.read_text() == "new\n"
+    memory = PATCH.rule_key(params(path="caf\\xe9.txt", content=""), context(tmp_path))
+    assert memory is not None and memory.key == "caf\\xe9.txt"

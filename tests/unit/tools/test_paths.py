@@ -1,17 +1,32 @@
 """Path arguments from the model (``tether.tools.paths``): resolved against the workspace
-and judged inside or outside it, which decides whether a read runs without asking."""
+and judged inside or outside it, when planned (whether a read runs without asking) and
+again when the call runs (a symlink may have moved in between)."""
 
 from __future__ import annotations
 
+import asyncio
+import os
+import shutil
+import tempfile
 from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
-from tests.unit.tools import context, read_only, write
+from tests.unit.tools import bytes_name, call, context, read_only, write
+from tether.errors import ToolError
 from tether.tools import builtin_tools
 from tether.tools.base import Tool
-from tether.tools.paths import reads_inside
+from tether.tools.fs_find import FsFind
+from tether.tools.fs_list import FsList
+from tether.tools.fs_read import FsRead
+from tether.tools.index_grep import IndexGrep
+from tether.tools.outline import Outline
+from tether.tools.paths import checked, reads_inside, resolve
+
+NOW_OUTSIDE = r"now resolves outside the workspace; call it again and the person will be asked"
 
 
 def test_reads_inside_follows_dotdot_and_symlinks(tmp_path: Path) -> None:
@@ -31,6 +46,11 @@ def test_reads_inside_follows_dotdot_and_symlinks(tmp_path: Path) -> None:
 PATH_TOOLS = {"fs-read", "fs-list", "fs-find", "index-grep", "outline", "git-diff"}
 
 
+def arguments_for(tool: Tool[Any], path: str) -> dict[str, Any]:
+    extra = {"pattern": "x"} if tool.name in {"fs-find", "index-grep"} else {}
+    return {"path": path, **extra}
+
+
 @pytest.mark.parametrize("tool", [t for t in builtin_tools() if t.name in PATH_TOOLS])
 @pytest.mark.parametrize("path", ["../outside.py", "escape.py"])
 def test_a_path_outside_the_workspace_is_not_read_only(
@@ -41,6 +61,209 @@ def test_a_path_outside_the_workspace_is_not_read_only(
     write(tmp_path, "outside.py", "")
     (ws / "escape.py").symlink_to(tmp_path / "outside.py")
     ctx = context(ws)
-    extra = {"pattern": "x"} if tool.name in {"fs-find", "index-grep"} else {}
-    assert read_only(tool, ctx, path="inside.py", **extra)
-    assert not read_only(tool, ctx, path=path, **extra)
+    assert read_only(tool, ctx, **arguments_for(tool, "inside.py"))
+    assert not read_only(tool, ctx, **arguments_for(tool, path))
+
+
+@pytest.mark.parametrize("tool", [t for t in builtin_tools() if t.name in PATH_TOOLS])
+@pytest.mark.parametrize(
+    "path", [".git/config", ".git", "sub/.git/config", ".GIT/config", "gitconfig", "src/../.git"]
+)
+def test_a_read_inside_git_asks(tmp_path: Path, tool: Tool[Any], path: str) -> None:
+    ws = tmp_path / "ws"
+    write(ws, ".git/config", "[remote]\n\turl = https://user:token@example.com/r.git\n")
+    write(ws, "sub/.git/config", "")
+    write(ws, "src/a.py", "")
+    (ws / "gitconfig").symlink_to(ws / ".git/config")
+    ctx = context(ws)
+    assert read_only(tool, ctx, **arguments_for(tool, "src/a.py"))
+    assert not read_only(tool, ctx, **arguments_for(tool, path))
+    assert read_only(tool, ctx, **arguments_for(tool, ".gitignore"))  # only .git itself
+
+
+async def test_a_read_inside_git_runs_only_when_approved(tmp_path: Path) -> None:
+    ws = tmp_path / "ws"
+    write(ws, ".git/config", "url = https://user:token@example.com\n")
+    with pytest.raises(ToolError, match=r"\.git/config now resolves inside \.git/; call it again"):
+        await call(FsRead(), context(ws), path=".git/config")
+    assert "token" in await call(FsRead(), context(ws, approved=True), path=".git/config")
+
+
+# Each read tool, with arguments that read what ``docs`` holds.
+READS: list[tuple[Tool[Any], dict[str, Any], str]] = [
+    (FsRead(), {"path": "docs/id_rsa"}, "PRIVATE KEY"),
+    (FsList(), {"path": "docs"}, "id_rsa"),
+    (FsList(rg=lambda: None), {"path": "docs"}, "id_rsa"),
+    (FsFind(), {"pattern": "*", "path": "docs"}, "id_rsa"),
+    (FsFind(rg=lambda: None), {"pattern": "*", "path": "docs"}, "id_rsa"),
+    (IndexGrep(), {"pattern": "PRIVATE", "path": "docs"}, "PRIVATE KEY"),
+    (IndexGrep(rg=lambda: None), {"pattern": "PRIVATE", "path": "docs"}, "PRIVATE KEY"),
+    (IndexGrep(), {"pattern": "PRIVATE", "path": "docs/id_rsa"}, "PRIVATE KEY"),
+    (Outline(), {"path": "docs/key.py"}, "PRIVATE_KEY"),
+]
+
+
+@pytest.mark.parametrize(("tool", "arguments", "secret"), READS)
+async def test_a_read_planned_inside_is_refused_if_it_resolves_outside_when_it_runs(
+    tmp_path: Path, tool: Tool[Any], arguments: dict[str, Any], secret: str
+) -> None:
+    ws = tmp_path / "ws"
+    write(ws, "docs/readme.md", "docs\n")
+    outside = tmp_path / "outside"
+    write(outside, "id_rsa", "-----BEGIN OPENSSH PRIVATE KEY-----\n")
+    write(outside, "key.py", "def PRIVATE_KEY():\n    pass\n")
+    ctx = context(ws)
+    assert read_only(tool, ctx, **arguments)  # planned: inside, so it would not ask
+    shutil.rmtree(ws / "docs")
+    (ws / "docs").symlink_to(outside)  # what `git checkout evil` did meanwhile
+
+    with pytest.raises(ToolError, match=NOW_OUTSIDE):
+        await call(tool, ctx, **arguments)
+    # The person approved it: then it runs.
+    assert secret in await call(tool, context(ws, approved=True), **arguments)
+
+
+def test_checked_resolves_now_and_allows_only_inside_or_approved(tmp_path: Path) -> None:
+    ws = tmp_path / "ws"
+    write(ws, "a.txt", "")
+    write(tmp_path, "out.txt", "")
+    ctx = context(ws)
+    assert checked(ctx, "a.txt") == ctx.workspace / "a.txt"
+    with pytest.raises(ToolError, match=r"\.\./out\.txt " + NOW_OUTSIDE):
+        checked(ctx, "../out.txt")
+    assert checked(context(ws, approved=True), "../out.txt") == (tmp_path / "out.txt").resolve()
+
+
+def test_a_name_that_is_not_utf8_resolves_from_its_escaped_form(tmp_path: Path) -> None:
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    real = bytes_name(ws, b"caf\xe9.txt")
+    (ws / "d\udcff").mkdir()
+    ctx = context(ws)
+    assert resolve(ctx, "caf\\xe9.txt") == real.resolve()  # as copied from a listing
+    assert resolve(ctx, "caf\udce9.txt") == real.resolve()  # the raw form works too
+    assert resolve(ctx, "d\\xff/new.txt") == ctx.workspace / "d\udcff/new.txt"  # a new file
+    assert resolve(ctx, "none\\xe9.txt") == ctx.workspace / "none\\xe9.txt"  # nothing: literal
+    write(ws, "lit\\xe9.txt", "")  # a name that really holds a backslash wins
+    assert resolve(ctx, "lit\\xe9.txt") == ctx.workspace / "lit\\xe9.txt"
+
+
+@pytest.mark.parametrize("surrogate", ["\ud800", "\udc00", "\udc7f", "\udd00", "\udfff"])
+def test_a_lone_surrogate_that_is_no_name_byte_is_an_invalid_path(
+    tmp_path: Path, surrogate: str
+) -> None:
+    ctx = context(tmp_path)
+    with pytest.raises(ToolError, match=r"invalid path 'a\\\\u[0-9a-f]{4}\.txt'"):
+        resolve(ctx, f"a{surrogate}.txt")
+    assert reads_inside(ctx, f"a{surrogate}.txt")  # nothing can be read through it
+
+
+# --- the property: nothing outside the workspace (or inside .git/) is read unasked ---
+
+SECRET = "SECRET-OUTSIDE"
+GIT_SECRET = "SECRET-IN-GIT"
+TARGETS = [
+    "{outside}",
+    "{outside}/secret.txt",
+    "..",
+    "../..",
+    "../outside",
+    "../outside/secret.txt",
+    ".git",
+    ".git/config",
+    "docs",
+    "docs/a.txt",
+    "/",
+    "loop",
+]
+PARTS = ["docs", "a.txt", "a.py", "..", ".", ".git", "config", "secret.txt", "secret.py"]
+PARTS += ["outside"]
+PARTS += ["l0", "l1", "l2", "l1\\xe9", "l2\\xff\\xfe", "caf\udce9", "x\ud800", "{outside}", "~"]
+
+
+@st.composite
+def layouts(draw: st.DrawFn) -> tuple[list[tuple[str, str, bytes]], list[str]]:
+    """Symbolic links (where, to what, and a name byte that need not be UTF-8) and a path."""
+    links = draw(
+        st.lists(
+            st.tuples(
+                st.sampled_from(["", "docs/", "docs/deep/"]),
+                st.sampled_from(TARGETS),
+                st.sampled_from([b"", b"\xe9", b"\xff\xfe"]),
+            ),
+            max_size=3,
+        )
+    )
+    named = [(where, target, suffix) for where, target, suffix in links]
+    path = draw(st.lists(st.sampled_from(PARTS), min_size=1, max_size=4))
+    return named, path
+
+
+READERS: list[Tool[Any]] = [
+    FsRead(),
+    FsList(),
+    FsFind(rg=lambda: None),
+    IndexGrep(),
+    IndexGrep(rg=lambda: None),
+    Outline(),
+]
+
+
+def build(root: Path, links: list[tuple[str, str, bytes]]) -> Path:
+    ws = root / "ws"
+    outside = root / "outside"
+    write(outside, "secret.txt", SECRET + "\n")
+    write(outside, "secret.py", f"def {SECRET.replace('-', '_')}(): pass\n")
+    write(ws, "docs/a.txt", "inside\n")
+    write(ws, "docs/a.py", "def inside(): pass\n")
+    write(ws, "docs/deep/b.txt", "inside\n")
+    write(ws, ".git/config", GIT_SECRET + "\n")
+    for number, (where, target, suffix) in enumerate(links):
+        name = os.path.join(os.fsencode(ws / where), f"l{number}".encode() + suffix)
+        goal = target.replace("{outside}", str(outside))
+        if goal == "loop":
+            goal = os.fsdecode(name)
+        if not os.path.lexists(name):
+            os.symlink(goal, name)
+    return ws
+
+
+def argument(path: list[str], outside: Path) -> str:
+    return "/".join(path).replace("{outside}", str(outside))
+
+
+async def attempt(tool: Tool[Any], ctx: Any, raw: str) -> str:
+    arguments: dict[str, Any] = {"path": raw}
+    if tool.name == "fs-find":
+        arguments["pattern"] = "*"
+    if tool.name == "index-grep":
+        arguments["pattern"] = "SECRET"
+    try:
+        return await call(tool, ctx, **arguments)
+    except ToolError as exc:
+        return f"error: {exc}"
+
+
+@settings(
+    max_examples=200,
+    deadline=None,
+    suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
+)
+@given(layout=layouts(), reader=st.sampled_from(READERS))
+def test_no_path_or_symlink_layout_reads_outside_the_workspace_unasked(
+    layout: tuple[list[tuple[str, str, bytes]], list[str]], reader: Tool[Any]
+) -> None:
+    links, parts = layout
+    with tempfile.TemporaryDirectory() as temp:
+        root = Path(temp).resolve()
+        ws = build(root, links)
+        raw = argument(parts, root / "outside")
+        ctx = context(ws)
+        asked = not reads_inside(ctx, raw)
+        out = asyncio.run(attempt(reader, ctx, raw))
+        assert SECRET not in out and SECRET.replace("-", "_") not in out, (raw, out)
+        assert GIT_SECRET not in out, (raw, out)
+        # Judged the same way when planned and when run: a read that did not ask is not
+        # refused at run time (nothing moved in between).
+        if not asked:
+            assert "call it again" not in out, (raw, out)

@@ -1,0 +1,88 @@
+"""Text leaving the process: no secret survives a cut anywhere, nothing refuses to encode."""
+
+from __future__ import annotations
+
+import json
+import logging
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from tether.outbound import (
+    FRAGMENT,
+    RedactingFilter,
+    escape_surrogates,
+    keep_secret,
+    outbound,
+    outbound_json,
+    redact,
+)
+
+KEY = "sk-proj-Zx81Qw7rTy2Ui9Op0As4Df6Gh3Jk5Lz"
+keep_secret(KEY)
+
+
+def fragments(text: str, secret: str = KEY) -> list[str]:
+    """Every piece of ``secret`` of ``FRAGMENT`` characters or more still in ``text``."""
+    return [
+        secret[i : i + FRAGMENT]
+        for i in range(len(secret) - FRAGMENT + 1)
+        if secret[i : i + FRAGMENT] in text
+    ]
+
+
+@given(st.text(max_size=60), st.text(max_size=60), st.integers(0, 200), st.booleans())
+def test_no_piece_of_the_key_survives_any_cut(
+    before: str, after: str, cut: int, keep_head: bool
+) -> None:
+    """An error body quoting the key, cut at any point (as a message is shortened), then
+    redacted, keeps no piece of it of FRAGMENT characters or more."""
+    message = f"{before}{KEY}{after}"
+    shortened = message[:cut] if keep_head else message[cut:]
+    assert fragments(redact(shortened)) == []
+
+
+@given(st.integers(0, len(KEY)))
+def test_redacting_first_then_cutting_keeps_nothing_either(cut: int) -> None:
+    message = f"HTTP 401: incorrect key {KEY} given"
+    assert fragments(redact(message)[: len("HTTP 401: incorrect key ") + cut]) == []
+
+
+def test_a_key_not_yet_known_is_redacted_where_it_stands() -> None:
+    options = json.dumps({"tether": {"provider": {"api_key": "sk-unknown-1234567"}}})
+    assert "sk-unknown" not in redact(options) and '"api_key": "***"' in redact(options)
+    assert redact("Authorization: Bearer abcdefghijkl") == "Authorization: Bearer ***"
+
+
+def test_lone_surrogates_are_shown_escaped_and_encode() -> None:
+    name = b"caf\xe9.txt".decode("utf-8", "surrogateescape")
+    assert escape_surrogates(name) == "caf\\xe9.txt"
+    assert escape_surrogates("odd \ud800") == "odd \\ud800"
+    outbound(name).encode("utf-8")
+
+
+def test_json_values_are_cleaned_keys_and_all() -> None:
+    value = {"a\udce9": [KEY, {"k": f"x{KEY}"}], "n": 1}
+    assert json.dumps(outbound_json(value)).find(KEY[:FRAGMENT]) == -1
+    assert outbound_json(value)["a\\xe9"][1] == {"k": "x***"}
+
+
+def test_log_records_leave_redacted(caplog: pytest.LogCaptureFixture) -> None:
+    logger = logging.getLogger("tether.test_outbound")
+    handler = caplog.handler
+    handler.addFilter(RedactingFilter())
+    try:
+        logger.warning("provider said: %s", f"bad key {KEY[:30]}")
+    finally:
+        handler.removeFilter(handler.filters[-1])
+    assert fragments(caplog.text) == [] and "provider said: bad key ***" in caplog.text
+
+
+def test_two_keys_sharing_a_prefix_are_both_redacted_whole_or_cut() -> None:
+    first, second = "sk-proj-aaaaaaaa11111111", "sk-proj-9f3c2a7e1b5d8c4a6e0f2b"
+    keep_secret(first)
+    keep_secret(second)
+    for cut in range(len(second)):
+        shown = redact(f"{first} then {second[cut:]}")
+        assert fragments(shown, first) == [] and fragments(shown, second) == []
