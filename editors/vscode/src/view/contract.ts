@@ -37,6 +37,10 @@ export interface Commands {
     argument: DenyArgument;
     result: TurnResult;
   };
+  'tether.forget': {
+    argument: RuleArgument;
+    result: Forgotten;
+  };
   'tether.history': {
     argument: SessionArgument;
     result: History;
@@ -44,6 +48,10 @@ export interface Commands {
   'tether.planned': {
     argument: PlannedArgument;
     result: Planned;
+  };
+  'tether.rules': {
+    argument: NoArgument;
+    result: Rules;
   };
   'tether.run': {
     argument: RunArgument;
@@ -102,6 +110,15 @@ export interface DenyArgument {
   calls?: string[] | null;
   reason?: string | null;
   session: string;
+}
+export interface RuleArgument {
+  /**
+   * The rule's id, as tether.rules lists it.
+   */
+  rule: string;
+}
+export interface Forgotten {
+  removed: boolean;
 }
 export interface History {
   compactions: Compaction[];
@@ -176,6 +193,21 @@ export interface Planned {
   before: string | null;
   path: string;
 }
+export interface NoArgument {}
+export interface Rules {
+  rules: RuleInfo[];
+}
+/**
+ * A remembered approval: which tool, what it covers (in words), where it holds.
+ */
+export interface RuleInfo {
+  created: string;
+  id: string;
+  match: string;
+  scope: 'session' | 'workspace';
+  session?: string;
+  tool: string;
+}
 export interface RunArgument {
   prompt: string;
   session?: string | null;
@@ -188,7 +220,6 @@ export interface ScheduleArgument {
 export interface Scheduled {
   task: string;
 }
-export interface NoArgument {}
 export interface Sessions {
   sessions: SessionSummary[];
 }
