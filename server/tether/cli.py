@@ -16,11 +16,42 @@ if TYPE_CHECKING:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="tether", description="An LLM coding agent over LSP.")
-    parser.add_argument("--version", action="version", version=f"tether {__version__}")
-    sub = parser.add_subparsers(dest="command", required=True)
+    args = parser().parse_args(argv)
+    if args.command == "serve":
+        return serve_lsp(args.tcp, args.log_level, args.allow_remote)
+    return terminal(args)
 
-    serve = sub.add_parser("serve", help="speak LSP (stdio by default)")
+
+def parser() -> argparse.ArgumentParser:
+    top = argparse.ArgumentParser(prog="tether", description="An LLM coding agent over LSP.")
+    top.add_argument("--version", action="version", version=f"tether {__version__}")
+    sub = top.add_subparsers(dest="command", required=True)
+    _serve(sub.add_parser("serve", help="speak LSP (stdio by default)"))
+
+    def at_workspace(name: str, says: str) -> argparse.ArgumentParser:
+        command = sub.add_parser(name, help=says)
+        command.add_argument("--workspace", type=Path, default=Path.cwd())
+        return command
+
+    ask = at_workspace("ask", "ask tether from the terminal")
+    ask.add_argument("prompt", nargs="+")
+    ask.add_argument("--session", help="continue this session")
+    at_workspace("sessions", "list this workspace's sessions")
+    at_workspace("rules", "list the approvals this workspace remembers")
+    forget = at_workspace("forget", "forget a remembered approval (an ID from `rules`)")
+    forget.add_argument("rule", metavar="ID")
+    for verb, says in (("approve", "allow"), ("deny", "deny")):
+        decide = at_workspace(verb, f"{says} a parked turn's calls, then let it run on")
+        decide.add_argument("session")
+        decide.add_argument("--call", action="append", dest="calls", help="only this call id")
+        if verb == "approve":
+            decide.add_argument("--remember", choices=["session", "workspace"])
+        else:
+            decide.add_argument("--reason")
+    return top
+
+
+def _serve(serve: argparse.ArgumentParser) -> None:
     serve.add_argument("--stdio", action="store_true", help="the default; accepted for editors")
     serve.add_argument(
         "--tcp",
@@ -38,49 +69,26 @@ def main(argv: list[str] | None = None) -> int:
     )
     serve.add_argument("--log-level", default="INFO", choices=["DEBUG", "INFO", "WARNING", "ERROR"])
 
-    ask = sub.add_parser("ask", help="ask tether from the terminal")
-    ask.add_argument("prompt", nargs="+")
-    ask.add_argument("--workspace", type=Path, default=Path.cwd())
-    ask.add_argument("--session", help="continue this session")
 
-    sessions = sub.add_parser("sessions", help="list this workspace's sessions")
-    sessions.add_argument("--workspace", type=Path, default=Path.cwd())
+def terminal(args: argparse.Namespace) -> int:
+    """The terminal's commands: each an LSP client of a `tether serve` it starts."""
+    from tether.terminal import client
 
-    rules = sub.add_parser("rules", help="list the approvals this workspace remembers")
-    rules.add_argument("--workspace", type=Path, default=Path.cwd())
-    forget = sub.add_parser("forget", help="forget a remembered approval (an ID from `rules`)")
-    forget.add_argument("rule", metavar="ID")
-    forget.add_argument("--workspace", type=Path, default=Path.cwd())
-
-    for verb, says in (("approve", "allow"), ("deny", "deny")):
-        decide = sub.add_parser(verb, help=f"{says} a parked turn's calls, then let it run on")
-        decide.add_argument("session")
-        decide.add_argument("--call", action="append", dest="calls", help="only this call id")
-        decide.add_argument("--workspace", type=Path, default=Path.cwd())
-        if verb == "approve":
-            decide.add_argument("--remember", choices=["session", "workspace"])
-        else:
-            decide.add_argument("--reason")
-
-    args = parser.parse_args(argv)
-    if args.command == "serve":
-        return serve_lsp(args.tcp, args.log_level, args.allow_remote)
-
-    from tether.terminal import client as terminal
-
-    if args.command == "ask":
-        return terminal.ask(" ".join(args.prompt), args.workspace.resolve(), args.session)
-    if args.command in ("approve", "deny"):
-        extra = ("remember",) if args.command == "approve" else ("reason",)
-        argument = {"session": args.session} | {
-            key: getattr(args, key) for key in ("calls", *extra) if getattr(args, key)
-        }
-        return terminal.decide(args.workspace.resolve(), f"tether.{args.command}", argument)
-    if args.command == "rules":
-        return terminal.rules(args.workspace.resolve())
-    if args.command == "forget":
-        return terminal.forget(args.workspace.resolve(), args.rule)
-    return terminal.sessions(args.workspace.resolve())
+    workspace = args.workspace.resolve()
+    match args.command:
+        case "ask":
+            return client.ask(" ".join(args.prompt), workspace, args.session)
+        case "approve" | "deny":
+            extra = ("remember",) if args.command == "approve" else ("reason",)
+            argument = {"session": args.session} | {
+                key: getattr(args, key) for key in ("calls", *extra) if getattr(args, key)
+            }
+            return client.decide(workspace, f"tether.{args.command}", argument)
+        case "rules":
+            return client.rules(workspace)
+        case "forget":
+            return client.forget(workspace, args.rule)
+    return client.sessions(workspace)
 
 
 def serve_lsp(tcp: str | None, level: str, allow_remote: bool = False) -> int:

@@ -169,7 +169,7 @@ ARMS = (
     Arm(
         "budget: one call fewer than the budget allows",
         PLAN,
-        compare("plan", "used > counts.budget", ast.GtE),
+        compare("_tally", "used > counts.budget", ast.GtE),
         (
             *_unit("test_two_calls_crossing_the_budget_ask_once_and_an_extension_runs_them"),
             f"{PLAN_PROPERTIES}::test_the_budget_cuts_a_suffix_and_stops_the_turn",
@@ -178,7 +178,7 @@ ARMS = (
     Arm(
         "guard: one identical call more than the limit",
         PLAN,
-        compare("plan", "seen[step.key] >= repeat_limit", ast.Gt),
+        compare("_tally", "seen[step.key] >= repeat_limit", ast.Gt),
         (
             *_unit("test_the_repeat_guard_stops_the_turn_at_the_limit"),
             f"{PLAN_PROPERTIES}::test_the_guard_fires_on_the_nth_identical_call_and_nothing_after_it_starts",

@@ -79,54 +79,69 @@ class Plan:
 
 
 def plan(steps: Sequence[Step], counts: Counts, repeat_limit: int) -> Plan:
+    tally = _tally(steps, counts, repeat_limit)
+    segments, cut = _cut(list(_segments(tally.valid, steps)), tally.guard_at)
+    stop = None
+    if tally.guard_at is not None:
+        stop = f"the same call was made {repeat_limit} times in this turn (repeat guard)"
+    elif tally.over:
+        stop = budget_spent(counts)
+    return Plan(
+        segments=tuple(segments),
+        invalid=tuple(tally.invalid),
+        over_budget=tuple(tally.over),
+        cut=tuple(cut),
+        stop=stop,
+        counts=tally.counts,
+    )
+
+
+@dataclass
+class _Tally:
+    counts: Counts
+    valid: list[int] = field(default_factory=list)
+    invalid: list[int] = field(default_factory=list)
+    over: list[int] = field(default_factory=list)
+    guard_at: int | None = None  # where the Nth identical call of the turn stands
+
+
+def _tally(steps: Sequence[Step], counts: Counts, repeat_limit: int) -> _Tally:
+    """Each call's budget and guard verdict, in call order, before anything runs."""
     used, seen = counts.used, Counter(counts.seen)
-    invalid: list[int] = []
-    over: list[int] = []
-    valid: list[int] = []
-    guard_at: int | None = None
+    tally = _Tally(counts)
     for idx, step in enumerate(steps):
         used += 1
         if used > counts.budget:
-            over.append(idx)
+            tally.over.append(idx)
             continue
         seen[step.key] += 1
-        if guard_at is None and seen[step.key] >= repeat_limit:
-            guard_at = idx
-        (invalid if step.kind == "invalid" else valid).append(idx)
+        if tally.guard_at is None and seen[step.key] >= repeat_limit:
+            tally.guard_at = idx
+        (tally.invalid if step.kind == "invalid" else tally.valid).append(idx)
+    tally.counts = Counts(counts.budget, used, seen)
+    return tally
 
-    segments: list[Segment] = []
+
+def _cut(segments: list[Segment], guard_at: int | None) -> tuple[list[Segment], list[int]]:
+    """The segments that run and the calls the guard cuts: a batch that begins before the
+    guard runs whole, together; else only the calls before the guard run."""
+    kept: list[Segment] = []
     cut: list[int] = []
     stopped = False
-    for segment in _segments(valid, steps):
+    for segment in segments:
         calls = _calls(segment)
         if stopped:
             cut.extend(calls)
         elif guard_at is None or calls[-1] < guard_at:
-            segments.append(segment)
-        else:
-            # The guard stands in this segment, or just before it on an invalid call: a
-            # batch that begins before the guard runs whole, together; else only the
-            # calls before the guard run.
+            kept.append(segment)
+        else:  # the guard stands here, or just before, on an invalid call
             stopped = True
             whole = isinstance(segment, Reads) and segment.together and calls[0] < guard_at
             before = calls if whole else tuple(i for i in calls if i < guard_at)
             if before:
-                segments.append(Reads(before, together=whole))
+                kept.append(Reads(before, together=whole))
             cut.extend(i for i in calls if i not in before)
-
-    stop = None
-    if guard_at is not None:
-        stop = f"the same call was made {repeat_limit} times in this turn (repeat guard)"
-    elif over:
-        stop = budget_spent(counts)
-    return Plan(
-        segments=tuple(segments),
-        invalid=tuple(invalid),
-        over_budget=tuple(over),
-        cut=tuple(cut),
-        stop=stop,
-        counts=Counts(counts.budget, used, seen),
-    )
+    return kept, cut
 
 
 def _segments(valid: Sequence[int], steps: Sequence[Step]) -> Iterator[Segment]:

@@ -139,6 +139,36 @@ async def _finish(watch: _Watch, limit_s: float) -> Outcome:
     return "done"
 
 
+async def _spawn(
+    params: CommandParams, ctx: ToolContext, capture: _Capture
+) -> tuple[asyncio.SubprocessTransport, _Watch]:
+    """The shell, started in its own process group, its output fed to ``capture``."""
+    spawning = asyncio.ensure_future(
+        asyncio.get_running_loop().subprocess_shell(
+            lambda: _Watch(capture),
+            params.command,
+            cwd=ctx.workspace,
+            env=await _environment(params, ctx),
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            **_NEW_GROUP,
+        )
+    )
+    try:
+        # Shielded: a cancel while the shell starts must still reach its process group
+        # (asyncio's own clean-up there can wait for the shell's exit forever).
+        return await asyncio.shield(spawning)
+    except OSError as exc:
+        raise ToolError(f"cannot start the shell: {exc}") from None
+    except asyncio.CancelledError:
+        with contextlib.suppress(Exception):
+            transport, watch = await spawning
+            await _kill(transport.get_pid(), watch)
+            transport.close()
+        raise
+
+
 async def _environment(params: CommandParams, ctx: ToolContext) -> dict[str, str]:
     """The scrubbed environment; for a git read a remembered rule allowed (nobody saw this
     very call), the repository's program-naming git config is overridden too."""
@@ -193,30 +223,7 @@ class Command:
 
     async def run(self, params: CommandParams, ctx: ToolContext) -> str:
         capture = _Capture(KEEP_CHARS)
-        spawning = asyncio.ensure_future(
-            asyncio.get_running_loop().subprocess_shell(
-                lambda: _Watch(capture),
-                params.command,
-                cwd=ctx.workspace,
-                env=await _environment(params, ctx),
-                stdin=subprocess.DEVNULL,
-                stdout=subprocess.PIPE,
-                stderr=subprocess.STDOUT,
-                **_NEW_GROUP,
-            )
-        )
-        try:
-            # Shielded: a cancel while the shell starts must still reach its process group
-            # (asyncio's own clean-up there can wait for the shell's exit forever).
-            transport, watch = await asyncio.shield(spawning)
-        except OSError as exc:
-            raise ToolError(f"cannot start the shell: {exc}") from None
-        except asyncio.CancelledError:
-            with contextlib.suppress(Exception):
-                transport, watch = await spawning
-                await _kill(transport.get_pid(), watch)
-                transport.close()
-            raise
+        transport, watch = await _spawn(params, ctx, capture)
         pid = transport.get_pid()
         try:
             outcome = await _finish(watch, params.timeout_s)
