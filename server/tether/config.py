@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 import platformdirs
-from pydantic import BaseModel, ConfigDict, Field, SecretStr
+from pydantic import BaseModel, ConfigDict, Field, SecretStr, ValidationError
 
 from tether.errors import ConfigError
 from tether.outbound import keep_secret
@@ -101,12 +101,116 @@ class Settings(Section):
             raise ConfigError(f"invalid tether settings: {exc}") from exc
 
 
+ENV_NAMES = {
+    ("provider", "kind"): "TETHER_PROVIDER",
+    ("provider", "base_url"): "TETHER_BASE_URL",
+    ("provider", "model"): "TETHER_MODEL",
+    ("provider", "api_key"): "TETHER_API_KEY",
+    ("state_dir",): "TETHER_HOME",
+}
+SOURCE_WORDS = {
+    "env": "the environment",
+    "init": "the editor's initializationOptions",
+    "change": "the editor's settings (didChangeConfiguration)",
+}
+
+
+def load_leniently(
+    env: Mapping[str, str], layers: Mapping[str, Mapping[str, Any]]
+) -> tuple[Settings, list[str]]:
+    """Settings from every source, later wins, and what was wrong with them.
+
+    A bad value never discards the other settings: the key is named, with its source,
+    and keeps the value the sources below it give (else its default); an unknown key is
+    named and ignored.
+    """
+    sources: dict[str, Any] = {"env": from_env(env)}
+    problems: list[str] = []
+    for name, layer in layers.items():
+        if isinstance(layer, Mapping):
+            sources[name] = layer
+        else:
+            problems.append(f"{_where(name)} is not an object of settings; it is ignored")
+    for name, layer in sources.items():
+        problems += [
+            f"unknown setting `{path}` in {_where(name)}; it is ignored"
+            for path in _unknown(layer, Settings)
+        ]
+    for _ in range(64):  # each round drops at least one bad key
+        merged: dict[str, Any] = {}
+        for layer in sources.values():
+            merged = _deep_merge(merged, layer)
+        if isinstance(provider := merged.get("provider", {}), Mapping):
+            merged["provider"] = choose_provider(provider, env)
+        try:
+            return Settings.model_validate(merged), problems
+        except ValidationError as exc:
+            for error in exc.errors():
+                path = tuple(str(part) for part in error["loc"])
+                source = _holder(sources, path)
+                if source is None:  # a value no source gave (a key chosen from another)
+                    return Settings(), [*problems, f"invalid tether settings: {exc}"]
+                sources[source] = _without(sources[source], path)
+                problems.append(_bad_value(path, source, error["msg"], error.get("input")))
+    return Settings(), problems
+
+
+def _where(source: str) -> str:
+    return SOURCE_WORDS.get(source, source)
+
+
+def _bad_value(path: tuple[str, ...], source: str, message: str, given: Any) -> str:
+    key = ".".join(path)
+    named = ENV_NAMES.get(path) if source == "env" else None
+    what = f"`{named}` (setting `{key}`)" if named else f"setting `{key}`"
+    shown = repr(given) if len(repr(given)) <= 60 else repr(given)[:59] + "…"
+    return f"{what} in {_where(source)} is {shown}: {message}; it keeps its default or other value"
+
+
+def _unknown(layer: Mapping[str, Any], model: type[BaseModel], prefix: str = "") -> list[str]:
+    found: list[str] = []
+    for key, value in layer.items():
+        field = model.model_fields.get(key)
+        if field is None:
+            found.append(prefix + str(key))
+        elif (
+            isinstance(value, Mapping)
+            and isinstance(field.annotation, type)
+            and issubclass(field.annotation, BaseModel)
+        ):
+            found += _unknown(value, field.annotation, f"{prefix}{key}.")
+    return found
+
+
+def _holder(sources: Mapping[str, Any], path: tuple[str, ...]) -> str | None:
+    """The last source that gives ``path`` (or a prefix of it, when a section is bad)."""
+    for name in reversed(list(sources)):
+        node: Any = sources[name]
+        for depth, part in enumerate(path):
+            if not isinstance(node, Mapping) or part not in node:
+                break
+            node = node[part]
+            if depth == len(path) - 1 or not isinstance(node, Mapping):
+                return name
+    return None
+
+
+def _without(layer: Mapping[str, Any], path: tuple[str, ...]) -> dict[str, Any]:
+    copy = dict(layer)
+    head, rest = path[0], path[1:]
+    if rest and isinstance(copy.get(head), Mapping):
+        copy[head] = _without(copy[head], rest)
+    else:
+        copy.pop(head, None)
+    return copy
+
+
 class Configuration:
     """The settings in force, owned in one place, and the sources they are merged from.
 
     Every part of a server reads ``current`` when it needs a setting, so a change applies
-    from the next use (a running turn keeps the settings it started with). A layer that
-    does not validate is reported and the last good settings stay.
+    from the next use (a running turn keeps the settings it started with). A bad value
+    is reported by its key and source, and never costs the other settings.
     """
 
     def __init__(self, env: Mapping[str, str] | None = None) -> None:
@@ -114,10 +218,7 @@ class Configuration:
         self.env = dict(os.environ if env is None else env)
         self.layers: dict[str, Mapping[str, Any]] = {}
         self.pinned_state_dir: Path | None = None
-        try:
-            self.current = Settings.load(self.env)
-        except ConfigError:
-            self.current = Settings()  # reported when a layer is set: it reloads from all
+        self.current, self.problems = load_leniently(self.env, {})
         self._keep_key_secret()
 
     def _keep_key_secret(self) -> None:
@@ -126,18 +227,18 @@ class Configuration:
 
     def set_layer(self, name: str, layer: Mapping[str, Any]) -> ConfigError | None:
         """Replace one source (``init``, ``change``) and reload from every source, so a new
-        provider kind picks its own key variable and never carries another vendor's over."""
+        provider kind picks its own key variable and never carries another vendor's over.
+
+        What was wrong (every problem of every source, the environment's too) comes back
+        as one ``ConfigError`` to report; the settings apply all the same."""
         self.layers[name] = layer
-        try:
-            settings = Settings.load(self.env, *self.layers.values())
-        except ConfigError as exc:
-            return exc
+        settings, self.problems = load_leniently(self.env, self.layers)
         if self.pinned_state_dir is not None and settings.state_dir != self.pinned_state_dir:
             log.warning("state_dir changes take effect when tether restarts")
             settings = settings.model_copy(update={"state_dir": self.pinned_state_dir})
         self.current = settings
         self._keep_key_secret()
-        return None
+        return ConfigError("; ".join(self.problems)) if self.problems else None
 
     def pin_state_dir(self) -> Path:
         """The store is open: its place no longer changes while this process runs."""

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from tether.config import Settings
+from tether.config import Configuration, Settings, load_leniently
 from tether.errors import ConfigError
 
 
@@ -131,3 +131,45 @@ def test_settings_an_editor_leaves_empty_choose_nothing() -> None:
     assert provider.kind == "anthropic"
     assert provider.resolved_base_url() == "https://api.anthropic.com"
     assert Settings.load({}, empty).provider.resolved_base_url() == "http://127.0.0.1:11434/v1"
+
+
+# -- a bad value costs nothing else (contract v2) -------------------------------
+
+
+def test_a_bad_value_is_named_and_keeps_every_other_setting() -> None:
+    env = {"TETHER_PROVIDER": "opneai", "TETHER_MODEL": "m", "TETHER_HOME": "/tmp/tether-x"}
+    layers = {"init": {"turn": {"tool_budget": "lots", "max_requests": 5}}}
+
+    settings, problems = load_leniently(env, layers)
+
+    assert (settings.provider.kind, settings.provider.model) == ("openai", "m")
+    assert str(settings.state_dir) == "/tmp/tether-x"
+    assert (settings.turn.tool_budget, settings.turn.max_requests) == (64, 5)
+    assert len(problems) == 2
+    assert problems[0].startswith("`TETHER_PROVIDER` (setting `provider.kind`) in the environment")
+    assert "setting `turn.tool_budget` in the editor's initializationOptions" in problems[1]
+
+
+def test_a_bad_value_in_a_later_source_falls_back_to_the_earlier_one() -> None:
+    layers = {"init": {"turn": {"tool_budget": 10}}, "change": {"turn": {"tool_budget": -1}}}
+    settings, problems = load_leniently({}, layers)
+    assert settings.turn.tool_budget == 10
+    assert problems and "didChangeConfiguration" in problems[0]
+
+
+def test_unknown_keys_are_named_as_warnings() -> None:
+    layers = {"init": {"providr": {"kind": "anthropic"}, "provider": {"modle": "x", "model": "m"}}}
+    settings, problems = load_leniently({}, layers)
+    assert settings.provider.model == "m"
+    assert problems == [
+        "unknown setting `providr` in the editor's initializationOptions; it is ignored",
+        "unknown setting `provider.modle` in the editor's initializationOptions; it is ignored",
+    ]
+
+
+def test_the_configuration_applies_what_is_good_and_reports_the_rest() -> None:
+    config = Configuration({"TETHER_MODEL": "m"})
+    problem = config.set_layer("init", {"turn": {"tool_budget": "lots", "repeat_limit": 3}})
+    assert problem is not None and "turn.tool_budget" in str(problem)
+    assert (config.current.turn.tool_budget, config.current.turn.repeat_limit) == (64, 3)
+    assert config.set_layer("init", {"turn": {"repeat_limit": 5}}) is None
