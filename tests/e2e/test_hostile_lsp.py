@@ -28,11 +28,13 @@ def framed(body: bytes) -> bytes:
 class RawClient:
     """One ``tether serve`` process, spoken to in bytes."""
 
-    def __init__(self, process: asyncio.subprocess.Process, workspace: Path) -> None:
+    def __init__(
+        self, process: asyncio.subprocess.Process, workspace: Path, log_kept: int | None = None
+    ) -> None:
         self.process = process
         self.workspace = workspace
         self.next_id = 0
-        self.stderr = asyncio.create_task(read_all(process.stderr))
+        self.stderr = asyncio.create_task(read_all(process.stderr, log_kept))
 
     async def send(self, data: bytes) -> None:
         assert self.process.stdin is not None
@@ -92,33 +94,47 @@ class RawClient:
         return int(line.split()[1])
 
 
-@pytest.fixture
-async def raw(stub: ProviderStub, home: Path, workspace: Path) -> AsyncIterator[RawClient]:
+async def spawn(env: dict[str, str], workspace: Path, log_kept: int | None = None) -> RawClient:
+    """A ``tether serve`` over stdio, not yet initialized; of its stderr, the last
+    ``log_kept`` bytes are kept (all of it by default)."""
     process = await asyncio.create_subprocess_exec(
         *SERVER,
         stdin=asyncio.subprocess.PIPE,
         stdout=asyncio.subprocess.PIPE,
         stderr=asyncio.subprocess.PIPE,
-        env=server_env(stub, home),
+        env=env,
     )
-    client = RawClient(process, workspace)
+    return RawClient(process, workspace, log_kept)
+
+
+async def stop(client: RawClient) -> None:
+    """Kill the server if it still runs, and collect it."""
+    if client.process.returncode is None:
+        client.process.kill()
+    await client.process.wait()
+    client.stderr.cancel()
+    with contextlib.suppress(asyncio.CancelledError):
+        await client.stderr
+
+
+@pytest.fixture
+async def raw(stub: ProviderStub, home: Path, workspace: Path) -> AsyncIterator[RawClient]:
+    client = await spawn(server_env(stub, home), workspace)
     try:
         yield client
     finally:
-        if process.returncode is None:
-            process.kill()
-        await process.wait()
-        client.stderr.cancel()
-        with contextlib.suppress(asyncio.CancelledError):
-            await client.stderr
+        await stop(client)
 
 
-async def read_all(stream: asyncio.StreamReader | None) -> str:
-    """What the stream says until it ends (a pipe left unread would block its writer)."""
+async def read_all(stream: asyncio.StreamReader | None, kept: int | None = None) -> str:
+    """What the stream says until it ends, or its last ``kept`` bytes (a pipe left unread
+    would block its writer)."""
     assert stream is not None
-    said = b""
+    said = bytearray()
     while chunk := await stream.read(MiB):
         said += chunk
+        if kept is not None and len(said) > kept:
+            del said[:-kept]
     return said.decode(errors="replace")
 
 
@@ -272,3 +288,91 @@ async def test_a_document_whose_uri_holds_a_nul_is_no_file_and_every_read_goes_o
     assert "in_the_buffer" in draft["content"] and "on_disk" not in draft["content"]
     statuses = [u["status"] for u in editor.updates if u["kind"] == "tool_result"]
     assert statuses == ["ok", "ok"]
+
+
+# What the LSP fuzz campaign (tests/reliability/lsp_fuzz.py, seed 20261201) found, each as
+# the one message that reproduces it: before the fix the server answered it not at all,
+# with an internal error (a traceback in its data), or carried it out (an `exit` sent with
+# an id ended the server, 29 times in the bounded run).
+FOUND = [
+    pytest.param(
+        b'{"jsonrpc": "2.0", "id": 19, "method": "exit", "params": "9b"}',
+        19,
+        -32600,
+        id="exit-with-id",
+    ),
+    pytest.param(
+        b'{"jsonrpc": "2.0", "id": 7, "method": "initialized", "params": {}}',
+        7,
+        -32600,
+        id="initialized-with-id",
+    ),
+    pytest.param(
+        b'{"jsonrpc": "2.0", "id": -0.0, "method": "textDocument/hover", "params": {}}',
+        None,
+        -32600,
+        id="float-id",
+    ),
+    pytest.param(
+        b'{"jsonrpc": "2.0", "id": [1], "method": "workspace/executeCommand", "params": {}}',
+        None,
+        -32600,
+        id="list-id",
+    ),
+    pytest.param(b'{"jsonrpc": "2.0", "id": null, "method": "nope"}', None, -32600, id="null-id"),
+    pytest.param(
+        b'{"jsonrpc": "2.0", "method": true, "id": "m68"}', "m68", -32600, id="method-not-a-string"
+    ),
+    pytest.param(b'{"jsonrpc": "2.0", "params": {}}', None, -32600, id="neither"),
+    pytest.param(b'{"jsonrpc": "2.0", "id": 5, "method": "x"}', 5, -32601, id="no-params"),
+    pytest.param(
+        b'{"jsonrpc": "2.0", "id": "\xed\xa0\xbd", "method": "x"}',
+        None,
+        -32700,
+        id="utf-8-surrogate",
+    ),
+    pytest.param(
+        b'{"jsonrpc": "2.0", "id": 9, "method": "initialize", "params": {"capabilities": {}}}',
+        9,
+        -32600,
+        id="initialize-again",
+    ),
+    pytest.param(
+        b'{"jsonrpc": "2.0", "id": 10, "method": "workspace/executeCommand", "params": '
+        b'{"command": "tether.cancel", "arguments": [{"session": "\\ud83d"}]}}',
+        10,
+        -32602,
+        id="lone-surrogate-argument",
+    ),
+]
+
+
+@pytest.mark.parametrize(("body", "msg_id", "code"), FOUND)
+async def test_what_the_fuzz_found_is_answered_once_with_a_clear_error_and_the_server_goes_on(
+    raw: RawClient, body: bytes, msg_id: Any, code: int
+) -> None:
+    await raw.initialize()
+
+    await raw.send(framed(body))
+    answer = await raw.response(msg_id)
+
+    assert answer["error"]["code"] == code, answer
+    assert "data" not in answer["error"]  # no traceback
+    await raw.assert_serving()  # the next request is the next answer: nothing else came
+    assert raw.process.returncode is None
+
+
+async def test_a_request_written_just_before_initialize_is_refused_not_run_after_it(
+    raw: RawClient,
+) -> None:
+    # The campaign's short-lived servers: `tether.sessions` written in the same breath as
+    # `initialize`, ahead of it, got a result (its handler ran once `initialize` had).
+    sessions = {"command": "tether.sessions", "arguments": [{}]}
+    early = await raw.send_request("workspace/executeCommand", sessions)
+    initialize = await raw.send_request("initialize", raw.init_params())
+
+    answer = await raw.response(early)
+
+    assert answer["error"]["code"] == -32002, answer
+    await raw.initialized(initialize)
+    await raw.assert_serving()

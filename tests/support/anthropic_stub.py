@@ -11,8 +11,10 @@ per event over chunked HTTP/1.1: ``message_start``, then per content block
 ``content_block_start`` / ``content_block_delta`` (``text_delta``,
 ``input_json_delta``) / ``content_block_stop``, a ``ping`` after the first block
 opens, ``message_delta`` (stop_reason, usage), ``message_stop``. Tool ids are
-``toolu_<n>``. The same faults as ``provider_stub``, ``endless`` included. ``stub.url``
-has no ``/v1``: the API's own base URL has none.
+``toolu_<n>``. The same faults as ``provider_stub``, ``endless``, ``drop_at_byte`` and
+``tool_calls(..., order=...)`` included (here a call's deltas are its block's start, its
+``input_json_delta``s and its stop). ``stub.url`` has no ``/v1``: the API's own base URL
+has none.
 """
 
 from __future__ import annotations
@@ -24,14 +26,16 @@ from typing import Any, Literal
 
 from tests.support import stub_faults
 from tests.support.loopback import NO_REPLY_LEFT, Exchange, LoopbackStub, Scripted, hang_up
-from tests.support.stub_faults import EDIT_CALL, raw_calls, thirds
+from tests.support.stub_faults import EDIT_CALL, Delta, raw_calls, rearranged, thirds
 
 __all__ = [
     "NO_REPLY_LEFT",
     "AnthropicStub",
     "Scripted",
+    "call_deltas",
     "cut_off_in_tool_call",
     "drop_after",
+    "drop_at_byte",
     "endless",
     "error",
     "error_event",
@@ -55,6 +59,7 @@ class _Message(Scripted):
     hang_s: float = 0.0
     cut_off: bool = False
     error: tuple[str, str] | None = None  # (type, message) of an error event after the start
+    order: tuple[int, ...] | None = None  # the tool-call events' order (``call_deltas``)
 
     def serve(self, exchange: Exchange) -> None:
         ids = [exchange.stub.next_call_id() for _ in self.calls]
@@ -108,11 +113,16 @@ class _Message(Scripted):
                 parts = parts[:1]
             head = {"type": "tool_use", "id": call_id, "name": name, "input": {}}
             blocks.append((head, [{"type": "input_json_delta", "partial_json": p} for p in parts]))
+        calls: list[Event] = []
         for index, (head, deltas) in enumerate(blocks):
-            events.append(("content_block_start", {"index": index, "content_block": head}))
-            events += [("content_block_delta", {"index": index, "delta": d}) for d in deltas]
-            events.append(("content_block_stop", {"index": index}))
-        return events
+            block = [("content_block_start", {"index": index, "content_block": head})]
+            block += [("content_block_delta", {"index": index, "delta": d}) for d in deltas]
+            block.append(("content_block_stop", {"index": index}))
+            if head["type"] == "text":
+                events += block
+            else:
+                calls += block
+        return events + rearranged(calls, self.order)
 
 
 @dataclass(frozen=True)
@@ -152,12 +162,11 @@ def _opening(exchange: Exchange) -> dict[str, Any]:
 class _Error(Scripted):
     status: int
     message: str
-    retry_after: float | None = None
+    retry_after: float | str | None = None
 
     def serve(self, exchange: Exchange) -> None:
         headers = {"request-id": f"req_{uuid.uuid4().hex[:24]}"}
-        if self.retry_after is not None:
-            headers["retry-after"] = f"{self.retry_after:g}"
+        headers |= stub_faults.retry_after_header("retry-after", self.retry_after)
         kind = _ERROR_KINDS.get(self.status, "api_error")
         body = {"type": "error", "error": {"type": kind, "message": self.message}}
         exchange.send_json(self.status, body, headers)
@@ -181,20 +190,32 @@ def text(content: str, *, chunk_size: int = 4, delay_s: float = 0.0) -> Scripted
 
 
 def tool_calls(
-    *calls: tuple[str, dict[str, Any] | str], text: str = "", delay_s: float = 0.0
+    *calls: tuple[str, dict[str, Any] | str],
+    text: str = "",
+    delay_s: float = 0.0,
+    order: tuple[int, ...] | None = None,
 ) -> Scripted:
     """An answer calling tools: ``(name, arguments)``, a dict sent as JSON, a str sent raw.
 
     Each call is a ``tool_use`` block whose arguments arrive as several
-    ``input_json_delta`` partials, after a text block when ``text`` is given.
+    ``input_json_delta`` partials, after a text block when ``text`` is given. ``order``
+    sends the calls' events in another order, positions in ``call_deltas(*calls)``: one
+    given twice is sent twice.
     """
-    return _Message(content=text, calls=raw_calls(calls), delay_s=delay_s)
+    return _Message(content=text, calls=raw_calls(calls), delay_s=delay_s, order=order)
+
+
+def call_deltas(*calls: tuple[str, dict[str, Any] | str]) -> list[Delta]:
+    """The events of ``tool_calls(*calls)``'s calls as sent: per call, its block's start,
+    its argument pieces and its stop."""
+    return stub_faults.call_deltas(raw_calls(calls), stops=True)
 
 
 def error(
-    status: int, message: str = "stub error", *, retry_after: float | None = None
+    status: int, message: str = "stub error", *, retry_after: float | str | None = None
 ) -> Scripted:
-    """An Anthropic error body (529 is ``overloaded_error``), ``retry-after`` when given."""
+    """An Anthropic error body (529 is ``overloaded_error``), ``retry-after`` when given
+    (a number as seconds, a str as it is)."""
     return _Error(status, message, retry_after)
 
 
@@ -221,6 +242,12 @@ def drop_after(n_events: int, reply: Scripted | None = None) -> Scripted:
     shows the caller nothing, ``drop_after(5)`` shows it ``"pa"``.
     """
     return stub_faults.drop_after(n_events, reply or text("partial answer", chunk_size=1))
+
+
+def drop_at_byte(at: int, reply: Scripted | None = None) -> Scripted:
+    """Hang up once ``at`` bytes of ``reply``'s answer (default: a text), status line and
+    headers included, have gone out."""
+    return stub_faults.drop_at_byte(at, reply or text("partial answer", chunk_size=1))
 
 
 def stall(seconds: float, *, after_events: int = 4, reply: Scripted | None = None) -> Scripted:

@@ -5,8 +5,9 @@ A stub (``provider_stub.ProviderStub``, ``anthropic_stub.AnthropicStub``) names 
 route and speaks its wire format; this module serves it in a daemon thread, so a
 client in this process or another talks to it over a socket. The fault modes work
 on whatever a stub streams: hang up after ``n`` events, go quiet before one, or send
-bytes that are not the wire format at all (``stub_faults.py``); ``hang_up()`` answers
-nothing at all.
+bytes that are not the wire format at all, or break the connection at any byte of the
+answer, its status line and headers included (``stub_faults.py``); ``hang_up()``
+answers nothing at all.
 
 A test that must know a request has arrived (before it stops the stub, say) waits
 for it with ``stub.wait_for_requests(n)``, or ``await stub.wait_for_requests_async(n)``
@@ -17,6 +18,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import io
 import itertools
 import json
 import socket
@@ -289,6 +291,22 @@ class Exchange:
             raise HangUp
         self.write_chunk(framed.encode())
         self._events += 1
+
+    def rendered(self, reply: Scripted) -> bytes:
+        """Every byte ``reply`` would send (status line, headers, body, chunk framing),
+        kept instead of sent: a fault can then cut the answer at any byte of it."""
+        handler = self._handler
+        real, kept = handler.wfile, io.BytesIO()
+        handler.wfile = kept
+        try:
+            reply.serve(self)
+        finally:
+            handler.wfile = real
+        return kept.getvalue()
+
+    def write_raw(self, data: bytes) -> None:
+        """Bytes as they are, outside any framing: part of an answer, or no HTTP at all."""
+        self._handler.wfile.write(data)
 
     def write_chunk(self, payload: bytes) -> None:
         self._handler.wfile.write(b"%x\r\n%s\r\n" % (len(payload), payload))

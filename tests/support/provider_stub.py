@@ -15,9 +15,10 @@ blocks until ``n`` requests have arrived, where a test would otherwise sleep.
 Streaming answers use the exact wire format: ``data: {chunk}\\n\\n`` per chunk over
 chunked HTTP/1.1, a usage chunk with ``choices: []`` when the request asks for it
 (``stream_options.include_usage``), then ``data: [DONE]``. Faults: ``drop_after``,
-``stall``, ``garbage``, ``cut_off_in_tool_call`` (``tests/support/stub_faults.py``),
-``hang_up`` (no answer at all), ``error_event`` (an error chunk mid-stream) and
-``endless`` (a reply that never ends).
+``drop_at_byte``, ``stall``, ``garbage``, ``cut_off_in_tool_call``
+(``tests/support/stub_faults.py``), ``hang_up`` (no answer at all), ``error_event`` (an
+error chunk mid-stream), ``endless`` (a reply that never ends), and tool-call deltas sent
+twice or out of turn (``tool_calls(..., order=...)`` over the layout ``call_deltas`` gives).
 """
 
 from __future__ import annotations
@@ -30,14 +31,16 @@ from typing import Any, Literal
 
 from tests.support import stub_faults
 from tests.support.loopback import NO_REPLY_LEFT, Exchange, LoopbackStub, Scripted, hang_up
-from tests.support.stub_faults import EDIT_CALL, raw_calls, thirds
+from tests.support.stub_faults import EDIT_CALL, Delta, raw_calls, rearranged, thirds
 
 __all__ = [
     "NO_REPLY_LEFT",
     "ProviderStub",
     "Scripted",
+    "call_deltas",
     "cut_off_in_tool_call",
     "drop_after",
+    "drop_at_byte",
     "endless",
     "error",
     "error_event",
@@ -60,6 +63,7 @@ class _Completion(Scripted):
     cut_off: bool = False
     error: tuple[str, str] | None = None  # (type, message) of an error chunk after the role
     ids: tuple[str, ...] | None = None  # the calls' ids as a (hostile) model chose them
+    order: tuple[int, ...] | None = None  # the tool-call deltas' order (``call_deltas``)
 
     def serve(self, exchange: Exchange) -> None:
         assert isinstance(exchange, _Exchange)
@@ -93,16 +97,18 @@ class _Completion(Scripted):
             {"content": self.content[at : at + self.chunk_size]}
             for at in range(0, len(self.content), max(1, self.chunk_size))
         ]
+        deltas: list[dict[str, Any]] = []
         for index, (call_id, (name, arguments)) in enumerate(zip(ids, self.calls, strict=True)):
             head = {"id": call_id, "type": "function", "function": {"name": name, "arguments": ""}}
-            pieces.append({"tool_calls": [{"index": index, **head}]})
+            deltas.append({"tool_calls": [{"index": index, **head}]})
             parts = thirds(arguments)
             if self.cut_off and index == len(self.calls) - 1:
                 parts = parts[:1]
-            pieces += [
+            deltas += [
                 {"tool_calls": [{"index": index, "function": {"arguments": part}}]}
                 for part in parts
             ]
+        pieces += rearranged(deltas, self.order)
         if exchange.wait(self.hang_s):
             return
         for number, delta in enumerate(pieces):
@@ -140,11 +146,11 @@ class _Endless(Scripted):
 class _Error(Scripted):
     status: int
     message: str
-    retry_after: float | None = None
+    retry_after: float | str | None = None
 
     def serve(self, exchange: Exchange) -> None:
         kind, code = _ERROR_KINDS.get(self.status, ("server_error", None))
-        headers = {} if self.retry_after is None else {"Retry-After": f"{self.retry_after:g}"}
+        headers = stub_faults.retry_after_header("Retry-After", self.retry_after)
         body = {"error": {"message": self.message, "type": kind, "param": None, "code": code}}
         exchange.send_json(self.status, body, headers)
 
@@ -168,19 +174,30 @@ def tool_calls(
     text: str = "",
     delay_s: float = 0.0,
     ids: tuple[str, ...] | None = None,
+    order: tuple[int, ...] | None = None,
 ) -> Scripted:
     """An answer calling tools: ``(name, arguments)``, a dict sent as JSON, a str sent raw.
 
     Ids are ``call_<n>``, numbered across the stub's whole run, unless ``ids`` names them;
-    each call's arguments arrive split over several chunks, after ``text`` if any.
+    each call's arguments arrive split over several chunks, after ``text`` if any. ``order``
+    sends the tool-call deltas in another order, positions in ``call_deltas(*calls)``: one
+    given twice is sent twice.
     """
-    return _Completion(content=text, calls=raw_calls(calls), delay_s=delay_s, ids=ids)
+    made = raw_calls(calls)
+    return _Completion(content=text, calls=made, delay_s=delay_s, ids=ids, order=order)
+
+
+def call_deltas(*calls: tuple[str, dict[str, Any] | str]) -> list[Delta]:
+    """The tool-call deltas of ``tool_calls(*calls)`` as sent: per call, its head (id,
+    name) and its argument pieces."""
+    return stub_faults.call_deltas(raw_calls(calls), stops=False)
 
 
 def error(
-    status: int, message: str = "stub error", *, retry_after: float | None = None
+    status: int, message: str = "stub error", *, retry_after: float | str | None = None
 ) -> Scripted:
-    """An OpenAI-style error body, with a ``Retry-After`` header when ``retry_after`` is given."""
+    """An OpenAI-style error body, with a ``Retry-After`` header when ``retry_after`` is
+    given (a number as seconds, a str as it is: a date, or nonsense)."""
     return _Error(status, message, retry_after)
 
 
@@ -207,6 +224,12 @@ def drop_after(n_events: int, reply: Scripted | None = None) -> Scripted:
     ``drop_after(3)`` shows it ``"pa"``.
     """
     return stub_faults.drop_after(n_events, reply or text("partial answer", chunk_size=1))
+
+
+def drop_at_byte(at: int, reply: Scripted | None = None) -> Scripted:
+    """Hang up once ``at`` bytes of ``reply``'s answer (default: a text), status line and
+    headers included, have gone out."""
+    return stub_faults.drop_at_byte(at, reply or text("partial answer", chunk_size=1))
 
 
 def stall(seconds: float, *, after_events: int = 2, reply: Scripted | None = None) -> Scripted:

@@ -1,6 +1,11 @@
 """Pieces of scripted answers that know no wire format: the fault modes, which work
 on whatever a stub streams, and how a call's arguments are cut into pieces.
 
+A reply's tool-call deltas are laid out by ``call_deltas`` (each call's head, its
+argument pieces, and, where the wire format has one, its stop); a stub's ``tool_calls``
+takes an ``order`` of positions in that layout, so a test can send a delta twice or
+out of turn, as a buggy server or proxy does.
+
 The floods (``endless_line``, ``huge_error``, and ``repeat_forever`` under each stub's
 ``endless``) write one prepared piece again and again until the client hangs up or
 the stub stops: a provider sending without end costs the stub nothing."""
@@ -9,10 +14,13 @@ from __future__ import annotations
 
 import json
 import zlib
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Literal, TypeVar
 
-from tests.support.loopback import Exchange, Scripted
+from tests.support.loopback import Exchange, HangUp, Scripted
+
+T = TypeVar("T")
 
 
 @dataclass(frozen=True)
@@ -30,11 +38,43 @@ class _Faulty(Scripted):
 
 @dataclass(frozen=True)
 class _Raw(Scripted):
-    raw: str
+    raw: str | bytes
 
     def serve(self, exchange: Exchange) -> None:
         exchange.start_stream()
-        exchange.write_chunk(self.raw.encode())
+        exchange.write_chunk(self.raw.encode() if isinstance(self.raw, str) else self.raw)
+        exchange.end_stream()
+
+
+@dataclass(frozen=True)
+class _DropAtByte(Scripted):
+    at: int
+    reply: Scripted
+
+    def serve(self, exchange: Exchange) -> None:
+        exchange.write_raw(exchange.rendered(self.reply)[: self.at])
+        raise HangUp
+
+
+@dataclass(frozen=True)
+class _NotHTTP(Scripted):
+    raw: bytes
+
+    def serve(self, exchange: Exchange) -> None:
+        exchange.write_raw(self.raw)
+        raise HangUp
+
+
+@dataclass(frozen=True)
+class _RawError(Scripted):
+    status: int
+    body: bytes
+    headers: tuple[tuple[str, str], ...]
+
+    def serve(self, exchange: Exchange) -> None:
+        headers = {"Content-Type": "application/json", **dict(self.headers)}
+        exchange.start_chunked(self.status, headers)
+        exchange.write_chunk(self.body)
         exchange.end_stream()
 
 
@@ -105,9 +145,62 @@ def stall(seconds: float, reply: Scripted, after_events: int) -> Scripted:
     return _Faulty(reply, stall_after=after_events, stall_s=seconds)
 
 
-def raw_stream(raw: str) -> Scripted:
-    """A 200 event stream whose body is exactly ``raw``, well formed or not."""
+def raw_stream(raw: str | bytes) -> Scripted:
+    """A 200 event stream whose body is exactly ``raw`` (a str as UTF-8), well formed or
+    not."""
     return _Raw(raw)
+
+
+def retry_after_header(name: str, value: float | str | None) -> dict[str, str]:
+    """The header asking for a wait: a number as seconds, a str as it is."""
+    if value is None:
+        return {}
+    return {name: value if isinstance(value, str) else f"{value:g}"}
+
+
+def drop_at_byte(at: int, reply: Scripted) -> Scripted:
+    """Send the first ``at`` bytes of ``reply``'s whole answer (status line and headers
+    included, chunk framing and all), then hang up: a connection that breaks at any byte."""
+    return _DropAtByte(at, reply)
+
+
+def not_http(raw: bytes) -> Scripted:
+    """Answer ``raw`` where an HTTP response belongs, then hang up."""
+    return _NotHTTP(raw)
+
+
+def raw_error(status: int, body: bytes, headers: dict[str, str] | None = None) -> Scripted:
+    """An error status whose body is exactly ``body`` (JSON or not, of any shape)."""
+    return _RawError(status, body, tuple((headers or {}).items()))
+
+
+DeltaKind = Literal["head", "arguments", "stop"]
+
+
+@dataclass(frozen=True)
+class Delta:
+    """One tool-call delta of a reply: which call, and what of it (``piece``: which
+    piece of its arguments)."""
+
+    call: int
+    kind: DeltaKind
+    piece: int = 0
+
+
+def call_deltas(calls: tuple[tuple[str, str], ...], *, stops: bool) -> list[Delta]:
+    """The tool-call deltas a stub sends for ``calls``, in the order it sends them."""
+    layout: list[Delta] = []
+    for number, (_, arguments) in enumerate(calls):
+        layout.append(Delta(number, "head"))
+        layout += [Delta(number, "arguments", at) for at in range(len(thirds(arguments)))]
+        layout += [Delta(number, "stop")] if stops else []
+    return layout
+
+
+def rearranged(items: Sequence[T], order: Sequence[int] | None) -> list[T]:
+    """``items`` in ``order``, positions in them: one given twice is sent twice, one left
+    out is not sent. None keeps them as they are."""
+    return list(items) if order is None else [items[at] for at in order]
 
 
 def raw_calls(calls: tuple[tuple[str, dict[str, Any] | str], ...]) -> tuple[tuple[str, str], ...]:

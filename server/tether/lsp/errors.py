@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import functools
 import logging
+import reprlib
 from collections.abc import Awaitable, Callable
 from typing import Any, TypeVar
 
@@ -24,6 +25,9 @@ def json_rpc_errors(argument: type[A]) -> Callable[[Handler[A]], Callable[..., A
     A bad argument or a refused request (an unknown session, a busy one) is
     ``InvalidParams`` with a message that says what is wrong; any other tether error
     is an internal error with its own message; nothing else escapes as a stack trace.
+    Text that is no Unicode (a lone surrogate, which JSON can spell and UTF-8 cannot)
+    is a bad argument wherever it stands, as pydantic already finds it in some fields:
+    a store or a file could take none of it.
     """
 
     def wrap(handler: Handler[A]) -> Callable[..., Awaitable[Any]]:
@@ -31,9 +35,13 @@ def json_rpc_errors(argument: type[A]) -> Callable[[Handler[A]], Callable[..., A
         @functools.wraps(handler, assigned=("__module__", "__name__", "__qualname__", "__doc__"))
         async def command(ls: Any, *args: Any) -> Any:
             if len(args) != 1 or not isinstance(args[0], dict):
+                got = outbound(reprlib.repr(args))  # the head of a huge one
                 raise JsonRpcInvalidParams(
-                    message=f"{handler.__name__}: expected one JSON object argument, got {args!r}"
+                    message=f"{handler.__name__}: expected one JSON object argument, got {got}"
                 )
+            if (where := _lone_surrogate(args[0])) is not None:
+                message = f"invalid argument: {where}: text that is not Unicode (a lone surrogate)"
+                raise JsonRpcInvalidParams(message=outbound(message))
             try:
                 params = argument.model_validate(args[0])
             except ValidationError as exc:
@@ -54,3 +62,22 @@ def json_rpc_errors(argument: type[A]) -> Callable[[Handler[A]], Callable[..., A
         return command
 
     return wrap
+
+
+def _lone_surrogate(value: Any) -> str | None:
+    """Where in a JSON value a string holds a lone surrogate (``a.b[2]``), if anywhere."""
+    stack: list[tuple[str, Any]] = [("", value)]
+    while stack:
+        path, item = stack.pop()
+        if isinstance(item, str):
+            try:
+                item.encode("utf-8")
+            except UnicodeEncodeError:
+                return path or "the argument"
+        elif isinstance(item, dict):
+            for name, inner in item.items():
+                here = f"{path}.{name}" if path else str(name)
+                stack += [(here, name), (here, inner)]
+        elif isinstance(item, list):
+            stack.extend((f"{path}[{at}]", inner) for at, inner in enumerate(item))
+    return None

@@ -9,8 +9,9 @@ which reading goes on with the next message:
   body comes; the body is then read and dropped chunk by chunk, so the stream stays in step;
 - a header block without one valid ``Content-Length``, or with a line longer than
   ``MAX_HEADER_LINE`` (dropped as it arrives): rejected, and no body is read. Should a body
-  follow anyway, it runs into the next message's first header line; the bytes before that
-  line's ``Content-Length`` are dropped, so one bad frame never spoils the ones after it;
+  follow anyway (or the rest of one whose length was too short), it runs into the next
+  message's first header line; the bytes before that line's ``Content-Length`` are
+  dropped, however many, so one bad frame never spoils the ones after it;
 - a body that is not JSON (``decode``): ``-32700``.
 """
 
@@ -27,6 +28,7 @@ CHUNK = 64 * 1024  # the most read from the connection at a time
 
 PARSE_ERROR = -32700
 INVALID_REQUEST = -32600
+METHOD_NOT_FOUND = -32601
 SERVER_NOT_INITIALIZED = -32002
 
 _HEADER = re.compile(rb"([!#$%&'*+.^_`|~0-9A-Za-z-]+)[ \t]*:(.*)")
@@ -59,10 +61,11 @@ def frame(message: dict[str, Any]) -> bytes:
 
 def decode(body: bytes) -> Any:
     """The body's JSON value, or a ``Rejected`` parse error (not JSON, not UTF-8, nested
-    deeper than the parser goes)."""
+    deeper than the parser goes). UTF-8 strictly: ``json.loads`` would take bytes in
+    UTF-16 or UTF-32 too, and UTF-8 that encodes a surrogate."""
     try:
-        return json.loads(body)
-    except (ValueError, RecursionError) as exc:
+        return json.loads(body.decode("utf-8"))
+    except (ValueError, RecursionError) as exc:  # UnicodeDecodeError is a ValueError
         return Rejected(PARSE_ERROR, f"parse error: the message is not valid JSON ({exc})")
 
 
@@ -81,13 +84,6 @@ def _length(value: bytes) -> int | None:
         return None
     digits = value.lstrip(b"0") or b"0"
     return int(digits) if len(digits) <= _LONGEST_LENGTH else 10**_LONGEST_LENGTH - 1
-
-
-class _TooLong:
-    """A header line that went past ``MAX_HEADER_LINE``: dropped, only its fault kept."""
-
-
-_TOO_LONG = _TooLong()
 
 
 class Frames:
@@ -130,19 +126,22 @@ class Frames:
         fault: str | None = None
         seen = 0
         while True:
-            line = await self._line()
-            if line is None:
+            read = await self._line()
+            if read is None:
                 return None
-            if isinstance(line, _TooLong):
-                fault = fault or f"a header line is longer than {MAX_HEADER_LINE} bytes"
-                seen += 1
-                continue
-            if not line:
+            line, too_long = read
+            if not line and not too_long:
                 if seen:
                     break
                 continue  # blank lines between messages
             if not seen and (start := line.lower().rfind(b"content-length")) > 0:
-                line = line[start:]  # after the tail of a body that was sent without a length
+                # after the tail of a body that was sent without a length (or with too short
+                # a one), however long that tail was
+                line, too_long = line[start:], False
+            if too_long:
+                fault = fault or f"a header line is longer than {MAX_HEADER_LINE} bytes"
+                seen += 1
+                continue
             seen += 1
             header = _HEADER.fullmatch(line)
             if header is None:
@@ -158,8 +157,10 @@ class Frames:
             return Rejected(INVALID_REQUEST, f"invalid message header: {fault}")
         return length
 
-    async def _line(self) -> bytes | _TooLong | None:
-        """The next line without its line end; None at the end of the stream."""
+    async def _line(self) -> tuple[bytes, bool] | None:
+        """The next line without its line end, and whether it was longer than
+        ``MAX_HEADER_LINE`` (of such a line only the tail is kept, to find a header that
+        ends it); None at the end of the stream."""
         too_long = False
         while True:
             end = self._buffer.find(b"\n", self._searched)
@@ -167,9 +168,9 @@ class Frames:
                 line = bytes(self._buffer[:end])
                 del self._buffer[: end + 1]
                 self._searched = 0
-                return _TOO_LONG if too_long else line.removesuffix(b"\r")
+                return line.removesuffix(b"\r"), too_long or len(line) > MAX_HEADER_LINE + 1
             if len(self._buffer) > MAX_HEADER_LINE:
-                self._buffer.clear()  # kept no longer than the line end it waits for
+                del self._buffer[:-MAX_HEADER_LINE]  # kept no longer than a header line
                 too_long = True
             self._searched = len(self._buffer)
             if not await self._fill():

@@ -3,9 +3,22 @@
 
 pygls's own loop (``pygls.io_.run_async``) allocates a body before it arrives, answers
 nothing for one that is not JSON and loses its place after a bad header. This one stands in
-its place with pygls's public parts only: the protocol's ``set_writer``, ``structure_message``
-and ``handle_message``, as pygls's ``start_io`` and ``start_tcp`` use them. What pygls is
-not handed is answered here, with its request's id where it has one.
+its place with pygls's public parts only: the protocol's ``set_writer``, ``structure_message``,
+``handle_message`` and ``get_message_type``, as pygls's ``start_io`` and ``start_tcp`` use
+them. What pygls is not handed is answered here, with its request's id where it has one.
+
+Before pygls sees a message, ``screen`` holds it to what JSON-RPC and LSP's lifecycle say
+and pygls does not (pygls would answer some of these not at all, some with an internal
+error, and carry out the rest; the LSP fuzz campaign found each):
+
+- a request's id is an integer or a string; any other id is answered -32600 with id null;
+- a method is a string, and no longer than any method is (-32601 past ``MAX_METHOD``); a
+  message that is no request, notification or response is answered -32600 (id null); a
+  response whose id is no integer or string answers nothing this side asked, and is dropped;
+- a notification's method sent with an id is refused -32600, not carried out;
+- before ``initialize``, a request is refused -32002 and a notification dropped; after
+  it, a second ``initialize`` is refused -32600; after ``shutdown``, a request is refused
+  -32600 and a notification dropped. ``exit`` is taken at any time.
 """
 
 from __future__ import annotations
@@ -17,19 +30,30 @@ import queue
 import sys
 import threading
 from collections.abc import Awaitable, Callable
-from typing import TYPE_CHECKING, Any
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Literal
 
+import attrs
 from pygls.exceptions import JsonRpcException
 from pygls.io_ import StdoutWriter
 from pygls.protocol import JsonRPCProtocol
 
-from tether.lsp.framing import INVALID_REQUEST, Frames, Rejected, decode, request_id
+from tether.lsp.framing import (
+    INVALID_REQUEST,
+    METHOD_NOT_FOUND,
+    SERVER_NOT_INITIALIZED,
+    Frames,
+    Rejected,
+    decode,
+    request_id,
+)
 
 if TYPE_CHECKING:
     from tether.lsp.server import TetherServer
 
 log = logging.getLogger(__name__)
 INTERRUPTED = 130  # the exit code after Ctrl-C
+MAX_METHOD = 1024  # characters: a longer method name is no method anyone serves
 
 
 async def pump(
@@ -41,37 +65,115 @@ async def pump(
     """Hand each message to ``protocol`` (``first`` before the stream's) until the stream
     ends, 0, or the client's ``exit``, its exit code; ``exit`` only once ``before_exit``
     is done."""
+    lifecycle = Lifecycle()
     try:
         if first is not None:
-            handle(protocol, first)
+            handle(protocol, first, lifecycle)
         while (item := await frames.next()) is not None:
             message = item if isinstance(item, Rejected) else decode(item)
             if isinstance(message, Rejected):
                 answer(protocol, message)
                 continue
-            if before_exit and isinstance(message, dict) and message.get("method") == "exit":
+            if before_exit and isinstance(message, dict) and is_exit(message):
                 await before_exit()
-            handle(protocol, message)
+            handle(protocol, message, lifecycle)
     except SystemExit as exc:  # how pygls's `exit` handler ends the server
         return exc.code if isinstance(exc.code, int) else 0
     return 0
 
 
-def handle(protocol: JsonRPCProtocol, data: Any) -> None:
-    """One JSON value from the client: to pygls if it is a JSON-RPC message, else answered."""
-    if not isinstance(data, dict) or data.get("jsonrpc") != "2.0":
-        answer(protocol, Rejected(INVALID_REQUEST, "not a JSON-RPC 2.0 message", request_id(data)))
+def is_exit(message: dict[str, Any]) -> bool:
+    return message.get("method") == "exit" and "id" not in message
+
+
+@dataclass
+class Lifecycle:
+    """Where the client is in LSP's lifecycle, as the messages handed to pygls tell."""
+
+    phase: Literal["waiting", "serving", "shutting down"] = "waiting"
+
+    def refuses(self, method: str, msg_id: int | str | None) -> Rejected | Literal[False] | None:
+        """The answer refusing this message; None to drop it unanswered; False to take it."""
+        request = msg_id is not None
+        if method == "exit":
+            return False
+        if self.phase == "waiting" and method != "initialize":
+            why = "tether is not initialized yet: send `initialize` first"
+            return Rejected(SERVER_NOT_INITIALIZED, why, msg_id) if request else None
+        if self.phase == "serving" and method == "initialize" and request:
+            return Rejected(INVALID_REQUEST, "tether is already initialized", msg_id)
+        if self.phase == "shutting down":
+            why = "tether is shutting down: only `exit` may follow `shutdown`"
+            return Rejected(INVALID_REQUEST, why, msg_id) if request else None
+        return False
+
+    def handed(self, method: str, request: bool) -> None:
+        """pygls was handed this message."""
+        if request and method == "initialize":
+            self.phase = "serving"
+        elif request and method == "shutdown":
+            self.phase = "shutting down"
+
+
+def handle(protocol: JsonRPCProtocol, data: Any, lifecycle: Lifecycle) -> None:
+    """One JSON value from the client: to pygls if it may go there, else answered (or, a
+    notification or a response, dropped)."""
+    screened = screen(protocol, data, lifecycle)
+    if isinstance(screened, Rejected):
+        answer(protocol, screened)
+        return
+    if screened is None:
+        log.info("dropped a message: %.100s", data.get("method", "a response"))
         return
     try:
-        message = protocol.structure_message(data)
+        message = protocol.structure_message(screened)
     except JsonRpcException as exc:  # the method's params do not fit it (pygls logged why)
         if (msg_id := request_id(data)) is not None:
             answer(protocol, Rejected(exc.code, f"{data['method']}: {exc.message}", msg_id))
         return
+    if isinstance(method := data.get("method"), str):
+        lifecycle.handed(method, "id" in data)
     try:
         protocol.handle_message(message)
     except Exception:  # pygls answers a request's own failures; this is the rest
         log.exception("could not handle a message")
+
+
+def screen(
+    protocol: JsonRPCProtocol, data: Any, lifecycle: Lifecycle
+) -> dict[str, Any] | Rejected | None:
+    """The message to hand pygls; else the error that answers it, or None to drop it."""
+    if not isinstance(data, dict) or data.get("jsonrpc") != "2.0":
+        return Rejected(INVALID_REQUEST, "not a JSON-RPC 2.0 message", request_id(data))
+    msg_id = data.get("id")
+    valid_id = isinstance(msg_id, int | str) and not isinstance(msg_id, bool)
+    if "method" not in data:
+        if "id" not in data:
+            return Rejected(INVALID_REQUEST, "neither a request, a notification nor a response")
+        return data if valid_id else None  # a response; this side sends no other ids
+    method = data["method"]
+    if not isinstance(method, str):
+        return Rejected(INVALID_REQUEST, "the method is not a string", request_id(data))
+    if "id" in data and not valid_id:
+        return Rejected(INVALID_REQUEST, "a request's id must be an integer or a string")
+    refused = lifecycle.refuses(method, msg_id if valid_id else None)
+    if refused is not False:
+        return refused
+    if len(method) > MAX_METHOD:  # no such method; pygls would cache its type by the name
+        missing = f"method not found: {method[:100]}… ({len(method)} characters)"
+        return Rejected(METHOD_NOT_FOUND, missing, msg_id) if valid_id else None
+    if valid_id and _is_notification(protocol, method):
+        why = f"`{method}` is a notification: it is sent without an id"
+        return Rejected(INVALID_REQUEST, why, msg_id)
+    # JSON-RPC lets a message leave its params out; pygls's message for a method it has no
+    # type for would not structure without them (an internal error).
+    return data if "params" in data else {**data, "params": None}
+
+
+def _is_notification(protocol: JsonRPCProtocol, method: str) -> bool:
+    """Whether LSP defines ``method`` as a notification (its message has no id)."""
+    kind = protocol.get_message_type(method)
+    return kind is not None and attrs.has(kind) and "id" not in attrs.fields_dict(kind)
 
 
 def answer(protocol: JsonRPCProtocol, rejected: Rejected) -> None:

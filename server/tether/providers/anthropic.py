@@ -11,7 +11,7 @@ from tether.models import AssistantMessage, Message, ToolMessage, Usage, UserMes
 from tether.providers.base import ChatRequest, StreamEvent, ToolSpec
 from tether.providers.failures import ended_early, failed_mid_reply
 from tether.providers.sse import aiter_sse, json_object
-from tether.providers.streaming import Gathered, HTTPProvider
+from tether.providers.streaming import Gathered, HTTPProvider, tokens
 
 API_VERSION = "2023-06-01"
 # Error events worth asking again for, while nothing of the reply has been shown.
@@ -63,8 +63,12 @@ class AnthropicProvider(HTTPProvider):
                     delta = data.get("delta") or {}
                     if delta.get("type") == "text_delta" and delta.get("text"):
                         yield reply.text(delta["text"])
-                    elif delta.get("type") == "input_json_delta" and _index(data) in reply.calls:
-                        reply.calls[_index(data)].add(str(delta.get("partial_json") or ""))
+                    elif delta.get("type") == "input_json_delta" and (
+                        (index := _index(data)) >= 0 or index in reply.calls
+                    ):
+                        # Kept by its block's index even when it comes before the block's
+                        # start (a proxy that reorders events): the start names the call.
+                        reply.call(index).add(str(delta.get("partial_json") or ""))
                 case "message_delta":
                     stop_reason = (data.get("delta") or {}).get("stop_reason") or stop_reason
                     usage = _usage(usage, data.get("usage"))
@@ -139,15 +143,17 @@ def _index(data: dict[str, Any]) -> int:
     return index if isinstance(index, int) else -1
 
 
-def _usage(usage: Usage | None, raw: dict[str, Any] | None) -> Usage | None:
-    """``message_start`` has the input, ``message_delta`` the final output count."""
-    if not raw:
+def _usage(usage: Usage | None, raw: object) -> Usage | None:
+    """``message_start`` has the input, ``message_delta`` the final output count; counts
+    no one can use are taken as not reported."""
+    if not isinstance(raw, dict) or not raw:
         return usage
-    usage = usage or Usage()
+    known = usage or Usage()
     # Cached input is input too, as OpenAI's prompt_tokens count it.
     parts = ("input_tokens", "cache_creation_input_tokens", "cache_read_input_tokens")
-    read = sum(int(raw.get(part) or 0) for part in parts)
-    return Usage(
-        input_tokens=read or usage.input_tokens,
-        output_tokens=int(raw.get("output_tokens") or usage.output_tokens),
-    )
+    counts = [tokens(raw.get(part) or 0) for part in parts]
+    wrote = tokens(raw.get("output_tokens") or known.output_tokens)
+    read = tokens(sum(n for n in counts if n is not None))
+    if None in counts or wrote is None or read is None:
+        return usage
+    return Usage(input_tokens=read or known.input_tokens, output_tokens=wrote)

@@ -174,7 +174,7 @@ def provider_message(body: bytes, more: bool = False) -> str:
     text = body.decode("utf-8", "replace")
     try:
         value = json.loads(text)
-    except ValueError:
+    except (ValueError, RecursionError):  # not JSON, or nested past the decoder's stack
         said = shown(text.strip())
     else:
         error = value.get("error", value) if isinstance(value, dict) else value

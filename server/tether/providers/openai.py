@@ -13,7 +13,7 @@ from tether.providers.base import ChatRequest, StreamEvent, ToolSpec
 from tether.providers.body import read_at_most
 from tether.providers.failures import ended_early, failed_mid_reply, over_limit
 from tether.providers.sse import aiter_sse, json_object
-from tether.providers.streaming import REPLY_LIMIT, Gathered, HTTPProvider, PartialCall
+from tether.providers.streaming import REPLY_LIMIT, Gathered, HTTPProvider, PartialCall, tokens
 
 
 class OpenAIProvider(HTTPProvider):
@@ -137,12 +137,13 @@ def _checked(chunk: dict[str, Any]) -> dict[str, Any]:
 
 def _usage(chunk: dict[str, Any]) -> Usage | None:
     # With include_usage, every chunk carries "usage": null except the last.
-    if not (raw := chunk.get("usage")):
+    if not isinstance(raw := chunk.get("usage"), dict):
         return None
-    return Usage(
-        input_tokens=int(raw.get("prompt_tokens") or 0),
-        output_tokens=int(raw.get("completion_tokens") or 0),
-    )
+    read = tokens(raw.get("prompt_tokens") or 0)
+    wrote = tokens(raw.get("completion_tokens") or 0)
+    if read is None or wrote is None:
+        return None  # counts no one can use: as if none were reported
+    return Usage(input_tokens=read, output_tokens=wrote)
 
 
 def _partial(reply: Gathered, delta: dict[str, Any]) -> PartialCall:

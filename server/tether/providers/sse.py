@@ -136,7 +136,7 @@ def json_object(data: str) -> dict[str, Any]:
     """An event's data as a JSON object, or ``BrokenStream`` saying what came instead."""
     try:
         value = json.loads(data)
-    except ValueError:
+    except (ValueError, RecursionError):  # nested past the decoder's stack: unreadable too
         raise unreadable(data) from None
     if not isinstance(value, dict):
         raise unreadable(data)

@@ -19,7 +19,7 @@ import httpx
 
 from tether.config import ProviderSettings
 from tether.errors import ConfigError
-from tether.models import Reply, ToolCall, Usage
+from tether.models import MAX_TOKENS, Reply, ToolCall, Usage
 from tether.outbound import keep_secret
 from tether.providers.base import ChatRequest, StreamEvent, TextDelta
 from tether.providers.failures import cut_off, missing_model, over_limit, unexpected_shape
@@ -55,12 +55,13 @@ class HTTPProvider(ABC):
 
     async def _read(self, response: httpx.Response) -> AsyncGenerator[StreamEvent, None]:
         # Readers take each chunk at its word; one of a shape its API never sends (a
-        # string where an object belongs) is reported here, once, not crashed on.
+        # string where an object belongs, a number no integer holds) is reported here,
+        # once, not crashed on.
         try:
             async with aclosing(self.read_reply(response)) as events:
                 async for event in events:
                     yield event
-        except (LookupError, TypeError, AttributeError, ValueError) as exc:
+        except (LookupError, TypeError, AttributeError, ValueError, ArithmeticError) as exc:
             raise unexpected_shape(exc) from exc
 
     async def aclose(self) -> None:
@@ -86,6 +87,21 @@ class HTTPProvider(ABC):
     @abstractmethod
     def cut_off_hint(self) -> str:
         """What to raise when the token limit cuts a reply off."""
+
+
+def tokens(value: object) -> int | None:
+    """A token count as a provider reports it, or None when it is none tether can keep:
+    negative, fractional, not a number, or past ``MAX_TOKENS``. Usage only
+    informs (the stats, when to compact), so a reply is never refused over it."""
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, str) and value.isascii() and value.isdigit() and len(value) < 20:
+        value = int(value)  # digits in a string, as a few servers send them
+    if isinstance(value, float) and value.is_integer():  # never inf or nan
+        value = int(value)
+    if not isinstance(value, int) or not 0 <= value <= MAX_TOKENS:
+        return None
+    return value
 
 
 class Gathered:

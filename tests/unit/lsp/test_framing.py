@@ -161,3 +161,37 @@ def test_only_a_request_has_an_id_to_answer() -> None:
     assert request_id({"id": True, "method": "m"}) is None
     assert request_id({"id": [1], "method": "m"}) is None
     assert request_id([{"id": 3, "method": "m"}]) is None
+
+
+def test_a_body_is_read_as_utf_8_strictly() -> None:
+    # The LSP fuzz campaign (seed 20261201): an id of UTF-8-encoded surrogate bytes was
+    # taken as text, as were a byte-order mark and UTF-16 (``json.loads`` reads bytes so).
+    for body in (
+        b'{"id": "\xed\xa0\xbd", "method": "x"}',
+        b"\xef\xbb\xbf{}",
+        '{"a": 1}'.encode("utf-16"),
+    ):
+        rejected = decode(body)
+        assert isinstance(rejected, Rejected) and rejected.code == PARSE_ERROR, body
+    assert decode(b'{"id": "\\ud83d"}') == {"id": "\ud83d"}  # JSON's own escape stays JSON's
+
+
+def test_the_rest_of_a_body_longer_than_a_header_line_does_not_spoil_the_next_message() -> None:
+    # The LSP fuzz campaign (seed 20261201, long run, message 67334): a Content-Length
+    # 4,300 bytes short of its body left a tail longer than MAX_HEADER_LINE; with the next
+    # message's Content-Length at the end of that "line", the next message was lost too.
+    body = b'{"session": "' + b"x" * (3 * MAX_HEADER_LINE) + b'"}'
+    stream = b"Content-Length: 10\r\n\r\n" + body + b"Content-Length: 2\r\n\r\n{}"
+
+    found = read_all(Frames(Pieces(*cut(stream, list(range(30, len(stream), 1000))))))
+
+    assert found == [body[:10], b"{}"]
+
+
+def test_a_header_line_too_long_is_still_refused_when_it_holds_no_length() -> None:
+    stream = b"X-Long: " + b"y" * (3 * MAX_HEADER_LINE) + b"\r\n\r\nContent-Length: 2\r\n\r\n[]"
+
+    found = read_all(Frames(Pieces(stream)))
+
+    assert isinstance(found[0], Rejected) and "longer than" in found[0].message
+    assert found[1:] == [b"[]"]
