@@ -28,11 +28,13 @@ from pydantic_core import CoreSchema, core_schema
 
 from tether.agent.events import (
     ApprovalUpdate,
+    OutputUpdate,
     StatusUpdate,
     TextUpdate,
     ToolCallUpdate,
     ToolResultUpdate,
     Update,
+    UsageUpdate,
 )
 from tether.lsp.arguments import (
     AppliedArgument,
@@ -50,6 +52,7 @@ from tether.lsp.arguments import (
     Scheduled,
     SessionArgument,
     Sessions,
+    Started,
     TaskArgument,
     TaskList,
     Unscheduled,
@@ -57,11 +60,13 @@ from tether.lsp.arguments import (
 from tether.models import History, HistoryMessage, HistoryTool, TurnResult
 
 # Each command of ``workspace/executeCommand``: its one argument, and its result.
-COMMANDS: dict[str, tuple[type[BaseModel], type[BaseModel]]] = {
-    "tether.run": (RunArgument, TurnResult),
-    "tether.approve": (ApproveArgument, TurnResult),
-    "tether.deny": (DenyArgument, TurnResult),
-    "tether.applied": (AppliedArgument, TurnResult),
+# A turn's command answers Started at once when sent with ``wait: false`` (v2).
+TurnAnswer = TurnResult | Started
+COMMANDS: dict[str, tuple[type[BaseModel], Any]] = {
+    "tether.run": (RunArgument, TurnAnswer),
+    "tether.approve": (ApproveArgument, TurnAnswer),
+    "tether.deny": (DenyArgument, TurnAnswer),
+    "tether.applied": (AppliedArgument, TurnAnswer),
     "tether.cancel": (SessionArgument, Cancelled),
     "tether.sessions": (NoArgument, Sessions),
     "tether.history": (SessionArgument, History),
@@ -78,6 +83,8 @@ UPDATES: tuple[type[BaseModel], ...] = (
     ToolResultUpdate,
     ApprovalUpdate,
     StatusUpdate,
+    OutputUpdate,
+    UsageUpdate,
 )
 # Sent with every field, nulls included: the updates, and results that put nulls back.
 NULLS_KEPT: frozenset[type[BaseModel]] = frozenset({*UPDATES, HistoryTool, Planned})

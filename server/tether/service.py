@@ -17,7 +17,7 @@ from tether.agent.approval import Gate
 from tether.agent.compaction import Compactor
 from tether.agent.dispatch import Dispatcher
 from tether.agent.env import TurnEnv
-from tether.agent.events import StatusUpdate, Updates
+from tether.agent.events import Updates, ended
 from tether.agent.liveness import as_seen, running_elsewhere
 from tether.agent.loop import Agent
 from tether.agent.parked import ParkedReply, planned_edit
@@ -104,17 +104,22 @@ class Service:
         self, session: str, calls: list[str] | None, remember: Scope | None, updates: Updates
     ) -> TurnResult:
         seen, parked = self._waiting(session)
-        for waiting in parked.decide(calls, RecordedChoice(decision="allow")):
-            if remember and waiting.rule_key:
-                self.asking.remember(remember, session, waiting.pending.tool, waiting.rule_key)
-        return await self._resume(seen, parked, updates)
+        parked.chosen(calls)  # an unknown call is refused before anything is claimed
+
+        def decide() -> None:
+            for waiting in parked.decide(calls, RecordedChoice(decision="allow")):
+                if remember and waiting.rule_key:
+                    self.asking.remember(remember, session, waiting.pending.tool, waiting.rule_key)
+
+        return await self._resume(seen, parked, updates, decide)
 
     async def deny(
         self, session: str, calls: list[str] | None, reason: str | None, updates: Updates
     ) -> TurnResult:
         seen, parked = self._waiting(session)
-        parked.decide(calls, RecordedChoice(decision="deny", reason=reason or None))
-        return await self._resume(seen, parked, updates)
+        parked.chosen(calls)
+        choice = RecordedChoice(decision="deny", reason=reason or None)
+        return await self._resume(seen, parked, updates, lambda: parked.decide(calls, choice))
 
     async def applied(self, session: str, call: str, updates: Updates) -> TurnResult:
         """The person applied a waiting patch in the editor themselves: record it, run on."""
@@ -122,8 +127,8 @@ class Service:
         for waiting in parked.chosen([call]):
             if not isinstance(waiting.call.tool, EditsFiles):
                 raise Refused(f"call {call} is a {waiting.pending.tool}, not a file edit")
-        parked.decide([call], RecordedChoice(decision="applied"))
-        return await self._resume(seen, parked, updates)
+        choice = RecordedChoice(decision="applied")
+        return await self._resume(seen, parked, updates, lambda: parked.decide([call], choice))
 
     def cancel(self, session: str, updates: Updates) -> bool:
         """Cancel the running turn, or give up on a parked one: either way it ends
@@ -135,11 +140,20 @@ class Service:
         if parked is None or not self.store.sessions.claim(seen, "cancelled"):
             return False
         parked.settle("the person cancelled the turn", updates)
-        updates.send(StatusUpdate(session=session, status="cancelled"))
+        updates.send(ended(TurnResult(session=session, status="cancelled")))
         return True
 
-    async def _resume(self, seen: SessionInfo, parked: ParkedReply, updates: Updates) -> TurnResult:
-        return await self._turn(seen, updates, lambda agent: agent.resume_turn(parked.reply))
+    async def _resume(
+        self, seen: SessionInfo, parked: ParkedReply, updates: Updates, decide: Callable[[], Any]
+    ) -> TurnResult:
+        """Resume a parked reply with a decision, recorded once this process holds the
+        session: two windows deciding at once never write over the one that runs."""
+
+        async def body(agent: Agent) -> TurnResult:
+            decide()
+            return await agent.resume_turn(parked.reply)
+
+        return await self._turn(seen, updates, body)
 
     async def _turn(
         self, seen: SessionInfo, updates: Updates, body: Body, ask: bool = True

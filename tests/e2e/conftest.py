@@ -184,8 +184,10 @@ async def launch(
     env: dict[str, str],
     capabilities: str = "visual-studio-code",
     options: dict[str, Any] | None = None,
+    client_name: str | None = None,
 ) -> Editor:
-    """Start ``tether serve`` and initialize it like an editor would."""
+    """Start ``tether serve`` and initialize it like an editor would (``client_name``: the
+    ``clientInfo`` it names itself by)."""
     client = make_test_lsp_client()
     prefer_code_actions(client)
     editor = Editor(client, workspace)
@@ -210,6 +212,7 @@ async def launch(
             root_uri=workspace.as_uri(),
             workspace_folders=[types.WorkspaceFolder(uri=workspace.as_uri(), name="ws")],
             initialization_options=options,
+            client_info=types.ClientInfo(name=client_name) if client_name else None,
         )
     )
     return editor
@@ -238,8 +241,10 @@ async def start_editor(
         capabilities: str = "visual-studio-code",
         options: dict[str, Any] | None = None,
         env: dict[str, str] | None = None,
+        client_name: str | None = None,
     ) -> Editor:
-        editor = await launch(workspace, env or server_env(stub, home), capabilities, options)
+        server = env or server_env(stub, home)
+        editor = await launch(workspace, server, capabilities, options, client_name)
         editors.append(editor)
         return editor
 

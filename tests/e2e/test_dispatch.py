@@ -3,22 +3,35 @@
 from __future__ import annotations
 
 import asyncio
+import os
+import shutil
 import subprocess
 from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from tests.e2e.conftest import Editor, StartEditor
+from tests.e2e.conftest import Editor, StartEditor, server_env
 from tests.support.provider_stub import ProviderStub, hang, text, tool_calls
 
 
-def git_repo_with_slow_status(root: Path, tmp_path: Path) -> None:
-    """A real repository whose `git status` takes about a second (a slow fsmonitor hook)."""
-    hook = tmp_path / "slow-fsmonitor"
-    hook.write_text("#!/bin/sh\nsleep 0.5\nexit 1\n")
-    hook.chmod(0o755)
-    for args in (["init", "-q"], ["config", "core.fsmonitor", str(hook)]):
-        subprocess.run(["git", *args], cwd=root, check=True)
+def slow_git_status(
+    stub: ProviderStub, home: Path, workspace: Path, tmp_path: Path
+) -> dict[str, str]:
+    """The server's environment, with a `git` whose `status` takes half a second longer
+    (a big repository on a slow disk), and a real repository in the workspace. (A slow
+    fsmonitor hook no longer serves: a read never runs the repository's programs.)"""
+    real = shutil.which("git")
+    assert real is not None
+    slow = tmp_path / "slow-bin"
+    slow.mkdir()
+    wrapper = slow / "git"
+    wrapper.write_text(
+        '#!/bin/sh\nfor a in "$@"; do [ "$a" = status ] && sleep 0.5 && break; done\n'
+        f'exec {real} "$@"\n'
+    )
+    wrapper.chmod(0o755)
+    subprocess.run(["git", "init", "-q"], cwd=workspace, check=True)
+    return server_env(stub, home, PATH=f"{slow}{os.pathsep}{os.environ['PATH']}")
 
 
 def tool_answers(request: dict[str, Any]) -> list[dict[str, Any]]:
@@ -36,10 +49,9 @@ def span(message: dict[str, Any]) -> tuple[datetime, datetime]:
 
 
 async def test_reads_run_together_and_are_recorded_in_call_order(
-    start_editor: StartEditor, stub: ProviderStub, tmp_path: Path
+    start_editor: StartEditor, stub: ProviderStub, workspace: Path, home: Path, tmp_path: Path
 ) -> None:
-    editor = await start_editor()
-    git_repo_with_slow_status(editor.workspace, tmp_path)
+    editor = await start_editor(env=slow_git_status(stub, home, workspace, tmp_path))
     (editor.workspace / "a.txt").write_text("alpha\n")
     stub.script(
         tool_calls(("git-status", {}), ("fs-read", {"path": "a.txt"}), ("fs-list", {})),
@@ -61,10 +73,9 @@ async def test_reads_run_together_and_are_recorded_in_call_order(
 
 
 async def test_the_same_call_twice_runs_in_order(
-    start_editor: StartEditor, stub: ProviderStub, tmp_path: Path
+    start_editor: StartEditor, stub: ProviderStub, workspace: Path, home: Path, tmp_path: Path
 ) -> None:
-    editor = await start_editor()
-    git_repo_with_slow_status(editor.workspace, tmp_path)
+    editor = await start_editor(env=slow_git_status(stub, home, workspace, tmp_path))
     stub.script(tool_calls(("git-status", {}), ("git-status", {})), text("ok"))
 
     result = await editor.run("status twice")
@@ -145,10 +156,9 @@ async def test_extending_the_budget_lets_every_call_run(
 
 
 async def test_cancelling_answers_every_call(
-    start_editor: StartEditor, stub: ProviderStub, tmp_path: Path
+    start_editor: StartEditor, stub: ProviderStub, workspace: Path, home: Path, tmp_path: Path
 ) -> None:
-    editor = await start_editor()
-    git_repo_with_slow_status(editor.workspace, tmp_path)
+    editor = await start_editor(env=slow_git_status(stub, home, workspace, tmp_path))
     (editor.workspace / "a.txt").write_text("alpha\n")
     stub.script(tool_calls(("fs-read", {"path": "a.txt"}), ("git-status", {})), hang(30))
     task = asyncio.create_task(editor.run("go"))

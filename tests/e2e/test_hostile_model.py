@@ -230,8 +230,9 @@ async def test_the_key_reaches_neither_the_log_nor_a_command(
         stderr=asyncio.subprocess.PIPE,
     )  # fmt: skip
     client = RawClient(process, workspace)
-    params = client.init_params() | {"initializationOptions": {"tether": {"provider": {}}}}
-    params["initializationOptions"]["tether"]["provider"]["api_key"] = init_key
+    # No dialogs: this raw client answers no requests, so the command parks.
+    tether: dict[str, Any] = {"provider": {"api_key": init_key}, "approval": {"dialogs": False}}
+    params = client.init_params() | {"initializationOptions": {"tether": tether}}
     await client.initialized(await client.send_request("initialize", params))
     read_parent = "cat /proc/$PPID/environ | tr '\\0' '\\n'; env"
     stub.script(tool_calls(("command", {"command": read_parent})), text("done"))

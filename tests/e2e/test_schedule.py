@@ -99,6 +99,26 @@ async def test_a_task_missed_while_the_server_was_down_runs_once_at_start(
     assert listed["last_status"] == "done"
 
 
+async def test_a_server_behind_the_terminal_client_never_runs_a_due_task(
+    start_editor: StartEditor, stub: ProviderStub
+) -> None:
+    """`tether sessions` and friends start short-lived servers: a due task run there would
+    be cancelled at their exit, and its slot spent."""
+    editor = await start_editor()
+    await editor.command("tether.schedule", {"prompt": "tick", "every": "1s"})
+    editor.kill()
+    await asyncio.sleep(1.2)  # the task is due now
+    stub.script(text("tock"))
+
+    terminal = await start_editor(client_name="tether ask")
+    await asyncio.sleep(1.5)  # an editor's server runs a due task at once (test above)
+
+    assert stub.requests == []
+    (listed,) = await tasks(terminal)
+    assert listed.get("last_status") is None
+    await terminal.command("tether.unschedule", {"task": listed["id"]})
+
+
 async def test_scheduled_turns_get_the_nudge_like_any_other(
     start_editor: StartEditor, stub: ProviderStub
 ) -> None:

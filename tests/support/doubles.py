@@ -103,6 +103,7 @@ class EchoTool:
         async with changed:
             changed.notify_all()
         try:
+            ctx.output(f"echoing {params.value}\n")  # as a command prints while it runs
             await asyncio.sleep(params.sleep_s)
             if params.fail:
                 raise ToolError(f"failed as asked: {params.value}")

@@ -20,6 +20,7 @@ class Answers:
         self.updates = updates
         self.answered: set[int] = set(reply.answered)
         self.started: dict[int, datetime] = {}
+        self.partial: dict[int, str] = {}  # the output of calls cut off while they ran
 
     def is_open(self, idx: int) -> bool:
         return idx not in self.answered
@@ -67,6 +68,9 @@ class Answers:
             if idx in keep or idx in self.answered:
                 continue
             if idx in self.started:
-                self.answer(idx, "interrupted", f"interrupted: {why} while it ran.")
+                said = f"interrupted: {why} while it ran."
+                if output := self.partial.get(idx, "").rstrip("\n"):
+                    said += f" Its output until then (the last of it):\n{output}"
+                self.answer(idx, "interrupted", said)
             else:
                 self.answer(idx, "not_executed", f"not executed: {why}; it never ran.")

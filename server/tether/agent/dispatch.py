@@ -20,6 +20,7 @@ from tether.agent.answers import Answers
 from tether.agent.approval import Allow, Applied, Decision, Deny
 from tether.agent.env import TurnEnv
 from tether.agent.events import ApprovalState, ApprovalUpdate, ToolCallUpdate
+from tether.agent.output import LiveOutput
 from tether.agent.plan import Ask, Counts, Kind, Plan, Reads, Segment, Step, budget_spent, plan
 from tether.agent.prepare import Call, Invalid, Prepared, prepare, summary
 from tether.errors import ToolError
@@ -168,14 +169,20 @@ class Dispatcher:
             answers.start(c.idx)
             status: ToolStatus = "ok"
             by_rule = allowed is not None and allowed.by_rule
-            ctx = replace(env.ctx, approved=allowed is not None, by_rule=by_rule)
+            live = LiveOutput(env.updates, env.session, c.call.id)
+            ctx = replace(env.ctx, approved=allowed is not None, by_rule=by_rule, output=live.write)
             try:
                 content = await c.tool.run(c.params, ctx)
+            except asyncio.CancelledError:
+                answers.partial[c.idx] = live.tail  # the answer the turn's end gives it
+                raise
             except ToolError as exc:
                 content, status = str(exc), "error"
             except Exception as exc:  # a bug in one tool must not end the turn or its siblings
                 log.exception("tool %s failed", c.call.name)
                 content, status = f"{c.call.name} failed unexpectedly: {exc!r}", "error"
+            finally:
+                live.close()
             answers.answer(c.idx, status, content, decided_by=allowed.by if allowed else None)
 
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any, Literal, Protocol
 
-from tether.models import Frozen, SessionStatus, ToolStatus
+from tether.models import Frozen, SessionStatus, ToolStatus, TurnResult
 
 
 class TextUpdate(Frozen):
@@ -50,9 +50,45 @@ class StatusUpdate(Frozen):
     session: str
     status: SessionStatus
     detail: str | None = None
+    result: TurnResult | None = None  # on the update that ends a turn (contract v2)
 
 
-Update = TextUpdate | ToolCallUpdate | ToolResultUpdate | ApprovalUpdate | StatusUpdate
+def ended(result: TurnResult) -> StatusUpdate:
+    """The status update that ends a turn: it carries the turn's result (contract v2)."""
+    return StatusUpdate(
+        session=result.session, status=result.status, detail=result.error, result=result
+    )
+
+
+class OutputUpdate(Frozen):
+    """A delta of a running command's output, as it comes (contract v2)."""
+
+    kind: Literal["output"] = "output"
+    session: str
+    call_id: str
+    text: str
+
+
+class UsageUpdate(Frozen):
+    """What the provider reported of one request: the context the model saw (v2)."""
+
+    kind: Literal["usage"] = "usage"
+    session: str
+    input_tokens: int
+    output_tokens: int
+    context_tokens: int
+    context_window: int | None = None
+
+
+Update = (
+    TextUpdate
+    | ToolCallUpdate
+    | ToolResultUpdate
+    | ApprovalUpdate
+    | StatusUpdate
+    | OutputUpdate
+    | UsageUpdate
+)
 
 
 class Updates(Protocol):

@@ -7,11 +7,11 @@ from collections.abc import Sequence
 from tether.agent.compaction import Compactor
 from tether.agent.dispatch import Continue, Dispatcher, Outcome, Parked, Stopped
 from tether.agent.env import TurnEnv
-from tether.agent.events import TextUpdate
+from tether.agent.events import TextUpdate, UsageUpdate
 from tether.agent.plan import Counts
 from tether.agent.prepare import call_key
 from tether.errors import ProviderError
-from tether.models import Reply, ToolCall, TurnResult, UserMessage
+from tether.models import Message, Reply, ToolCall, TurnResult, Usage, UserMessage
 from tether.providers.base import ChatRequest, Provider, TextDelta, ToolSpec
 from tether.store import Store, StoredReply
 
@@ -83,5 +83,24 @@ class Agent:
             if isinstance(event, TextDelta):
                 self.env.updates.send(TextUpdate(session=session, text=event.text))
             else:
+                self.env.updates.send(self.usage(event, messages))
                 return event
-        raise ProviderError("the provider's stream ended without a complete reply")
+        raise ProviderError(
+            "the provider ended its answer before the reply was complete (no final event); "
+            "nothing of it was kept, so asking again is safe"
+        )
+
+    def usage(self, reply: Reply, sent: Sequence[Message]) -> UsageUpdate:
+        """What the request cost and how full the context is: the provider's own count, or
+        about four characters a token where it reports none."""
+        used = reply.usage or Usage()
+        context = used.input_tokens + used.output_tokens
+        if reply.usage is None:
+            context = self.compactor.estimate(self.env.session, list(sent))
+        return UsageUpdate(
+            session=self.env.session,
+            input_tokens=used.input_tokens,
+            output_tokens=used.output_tokens,
+            context_tokens=context,
+            context_window=self.env.settings.context_tokens,
+        )

@@ -15,10 +15,11 @@ import logging
 import os
 from collections.abc import Awaitable, Callable
 
-from tether.agent.events import StatusUpdate, Updates
+from tether.agent.events import StatusUpdate, Updates, ended
 from tether.agent.liveness import running_elsewhere
 from tether.errors import ConfigError, ProviderError, SessionBusy
 from tether.models import PARKED, SessionInfo, TurnResult
+from tether.outbound import outbound
 from tether.store import Store
 
 log = logging.getLogger(__name__)
@@ -34,33 +35,63 @@ class Turns:
 
     def open(self, session: str) -> SessionInfo:
         """An existing session, made whole: calls a dead server left unanswered are answered
-        (a parked reply's calls wait, they are not lost)."""
+        (a parked reply's calls wait, they are not lost).
+
+        The repair writes only while the session is still as it was seen: another process
+        that claimed it meanwhile is running its turn, and that turn's calls are not
+        orphans."""
         info = self.store.sessions.get(session)
         if session in self.running or running_elsewhere(info):
             raise SessionBusy(session)
         keep = None
         if info.status == PARKED and (reply := self.store.transcript.last_reply(session)):
             keep = reply.seq
-        repaired = self.store.transcript.repair(session, keep=keep)
+        repaired = self.store.transcript.repair(session, keep=keep, seen=info)
+        if repaired is None:
+            raise SessionBusy(session)
         if repaired or info.status == "running":
             seen, info = info, info.model_copy(update={"status": "interrupted", "owner": None})
             if not self.store.sessions.claim(seen, "interrupted"):
-                raise SessionBusy(session)
+                # Another process got there first: busy if it runs a turn now, else it
+                # made the session whole just as this one would have.
+                info = self.store.sessions.get(session)
+                if info.status == "running":
+                    raise SessionBusy(session)
         return info
 
     async def start(
         self, seen: SessionInfo, body: Callable[[], Awaitable[TurnResult]], updates: Updates
     ) -> TurnResult:
-        """Run ``body`` as the session's turn, if the session is still as ``seen``."""
+        """Run ``body`` as the session's turn, if the session is still as ``seen``.
+
+        A session seen ``running`` is never claimed from that state: its owner runs a turn
+        (a dead owner's session is made whole by ``open`` first). The claim would hold
+        against such a row, so two processes would run one session at once."""
         session = seen.id
-        if session in self.running or not self.store.sessions.claim(
-            seen, "running", owner=os.getpid()
+        if (
+            session in self.running
+            or seen.status == "running"
+            or not self.store.sessions.claim(seen, "running", owner=os.getpid())
         ):
             raise SessionBusy(session)
         task = asyncio.create_task(self._turn(session, body, updates))
         self.running[session] = task
-        task.add_done_callback(lambda _: self.running.pop(session, None))
-        return await task
+        task.add_done_callback(lambda _: self._ended(session, task, updates))
+        try:
+            return await task
+        except asyncio.CancelledError:
+            if not task.cancelled():
+                raise
+            return TurnResult(session=session, status="cancelled")
+
+    def _ended(self, session: str, task: asyncio.Task[TurnResult], updates: Updates) -> None:
+        """The turn's task is done. One cancelled before its first step never ran
+        ``_turn`` (the cancel came between the claim and the loop's next pass): it ran
+        nothing, and it gives the session up here, or the session stays ``running``."""
+        self.running.pop(session, None)
+        if task.cancelled():
+            self.store.sessions.set_status(session, "cancelled")
+            updates.send(ended(TurnResult(session=session, status="cancelled")))
 
     async def _turn(
         self, session: str, body: Callable[[], Awaitable[TurnResult]], updates: Updates
@@ -75,9 +106,14 @@ class Turns:
         except Exception as exc:  # a bug must end this turn plainly, not strand the session
             log.exception("turn on session %s failed", session)
             self.store.transcript.repair(session)  # every call it left has an answer
-            result = TurnResult(session=session, status="error", error=f"internal error: {exc!r}")
+            error = (
+                f"tether failed inside ({type(exc).__name__}: {exc}); the session is kept and "
+                "every call has its answer, so it takes the next prompt. The server's log "
+                "has the details."
+            )
+            result = TurnResult(session=session, status="error", error=outbound(error)[:2000])
         self.store.sessions.set_status(session, result.status)
-        updates.send(StatusUpdate(session=session, status=result.status, detail=result.error))
+        updates.send(ended(result))
         return result
 
     def cancel(self, session: str) -> bool:

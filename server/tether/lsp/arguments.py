@@ -9,7 +9,7 @@ the editor clients are generated from.
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, SerializationInfo, model_serializer
 
@@ -20,7 +20,14 @@ class Argument(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
 
-class RunArgument(Argument):
+class TurnArgument(Argument):
+    """A command that runs a turn. ``wait: false`` (contract v2): answered ``Started`` at
+    once, the turn's end told by its last status update."""
+
+    wait: bool = True
+
+
+class RunArgument(TurnArgument):
     prompt: str = Field(min_length=1)
     session: str | None = None
 
@@ -33,19 +40,19 @@ class NoArgument(Argument):
     pass
 
 
-class ApproveArgument(Argument):
+class ApproveArgument(TurnArgument):
     session: str
     calls: list[str] | None = None
     remember: Scope | None = None
 
 
-class DenyArgument(Argument):
+class DenyArgument(TurnArgument):
     session: str
     calls: list[str] | None = None
     reason: str | None = None
 
 
-class AppliedArgument(Argument):
+class AppliedArgument(TurnArgument):
     session: str
     call: str
 
@@ -75,6 +82,13 @@ class Unscheduled(BaseModel):
 
 class TaskList(BaseModel):
     tasks: list[Task]
+
+
+class Started(BaseModel):
+    """A turn started with ``wait: false``: it runs; its end comes as a status update."""
+
+    session: str
+    status: Literal["running"] = "running"
 
 
 class Cancelled(BaseModel):

@@ -7,6 +7,8 @@ and stop it.
 
 from __future__ import annotations
 
+import asyncio
+import logging
 from collections.abc import Awaitable, Callable
 from typing import Any, TypeVar
 
@@ -30,6 +32,7 @@ from tether.lsp.arguments import (
     SessionArgument,
     Sessions,
     SessionSummary,
+    Started,
     TaskArgument,
     TaskList,
     Unscheduled,
@@ -41,26 +44,84 @@ from tether.models import History, TurnResult
 
 
 async def in_view(
-    ls: TetherServer, session: str, title: str, go: Callable[[LspUpdates], Awaitable[TurnResult]]
-) -> TurnResult:
+    ls: TetherServer,
+    session: str,
+    title: str,
+    go: Callable[[LspUpdates], Awaitable[TurnResult]],
+    wait: bool = True,
+) -> TurnResult | Started:
     """Run a turn where the editor can watch and stop it: its updates, a cancellable
-    progress, and ``$/cancelRequest`` on the request that started it."""
+    progress, and ``$/cancelRequest`` on the request that started it.
+
+    The turn claims its session in the very step that takes the request; its progress is
+    set up beside it (a round trip to the editor). So from the moment the request is
+    taken, a cancel by any route finds the turn and ends it: none is lost, none reaches
+    the session's parked turn instead of this one. A ``$/cancelRequest`` that came before
+    (pygls has answered it ``RequestCancelled``) starts no turn.
+
+    With ``wait`` false the answer is ``Started`` as soon as the turn holds its session,
+    and the turn runs on in the background; a turn that cannot run (busy, nothing
+    waiting, an unknown call) is answered with its error all the same.
+    """
     request = ls.protocol.msg_id
     if request in ls.early_cancels:
         return TurnResult(session=session, status="cancelled")
     updates = LspUpdates(ls, session)
-    ls.turn_requests[request] = session
-    token = None
+    if wait:
+        return await _watched(ls, request, updates, title, go)
+    turn = asyncio.ensure_future(_watched(ls, None, updates, title, go))
+    ls.background.add(turn)
+    turn.add_done_callback(lambda done: _forget(ls, done))
+    running = asyncio.ensure_future(updates.running.wait())
     try:
-        token = await updates.begin(title)
-        ls.progress_sessions[token] = session
+        await asyncio.wait([turn, running], return_when=asyncio.FIRST_COMPLETED)
+    finally:
+        running.cancel()
+    return turn.result() if turn.done() else Started(session=session)
+
+
+async def _watched(
+    ls: TetherServer,
+    request: Any,
+    updates: LspUpdates,
+    title: str,
+    go: Callable[[LspUpdates], Awaitable[TurnResult]],
+) -> TurnResult:
+    session = updates.session
+    if request is not None:
+        ls.turn_requests[request] = session
+    progress = asyncio.ensure_future(updates.begin(title))
+    progress.add_done_callback(lambda begun: _follow(ls, session, begun))
+    try:
         return await go(updates)
     finally:
-        updates.end("ended")
         ls.turn_requests.pop(request, None)
-        ls.progress_sessions.pop(token, None)
+        await asyncio.wait([progress])  # begun by now, or ended right after it begins
+        updates.end("ended")
+        if (token := _token(progress)) is not None:
+            ls.progress_sessions.pop(token, None)
+            ls.work_done_progress.tokens.pop(token, None)  # pygls keeps each one otherwise
 
 
+def _forget(ls: TetherServer, turn: asyncio.Future[TurnResult]) -> None:
+    """A background turn ended. Its refusal was the request's answer; anything else that
+    escaped it is a bug, logged, since no request is left to carry it."""
+    ls.background.discard(turn)
+    if not turn.cancelled() and (exc := turn.exception()) is not None:
+        log.error("a background turn failed", exc_info=exc)
+
+
+def _token(progress: asyncio.Future[str | None]) -> str | None:
+    return None if progress.cancelled() or progress.exception() else progress.result()
+
+
+def _follow(ls: TetherServer, session: str, progress: asyncio.Future[str | None]) -> None:
+    """Cancelling the progress cancels the turn, once the editor has the progress."""
+    if (token := _token(progress)) is not None:
+        ls.progress_sessions[token] = session
+
+
+log = logging.getLogger(__name__)
 A = TypeVar("A", bound=BaseModel)
 COMMANDS: list[tuple[str, Callable[..., Awaitable[Any]]]] = []
 
@@ -79,32 +140,34 @@ def register(server: TetherServer) -> None:
 
 
 @command("tether.run", RunArgument)
-async def run(ls: TetherServer, arg: RunArgument) -> TurnResult:
+async def run(ls: TetherServer, arg: RunArgument) -> TurnResult | Started:
     session = ls.service.open(arg.prompt, arg.session)
-    return await in_view(ls, session, arg.prompt, lambda u: ls.service.run(session, arg.prompt, u))
+    go = ls.service.run
+    return await in_view(ls, session, arg.prompt, lambda u: go(session, arg.prompt, u), arg.wait)
 
 
 @command("tether.approve", ApproveArgument)
-async def approve(ls: TetherServer, arg: ApproveArgument) -> TurnResult:
+async def approve(ls: TetherServer, arg: ApproveArgument) -> TurnResult | Started:
     go = ls.service.approve
     return await in_view(
-        ls, arg.session, "approved", lambda u: go(arg.session, arg.calls, arg.remember, u)
+        ls, arg.session, "approved", lambda u: go(arg.session, arg.calls, arg.remember, u), arg.wait
     )
 
 
 @command("tether.deny", DenyArgument)
-async def deny(ls: TetherServer, arg: DenyArgument) -> TurnResult:
+async def deny(ls: TetherServer, arg: DenyArgument) -> TurnResult | Started:
     go = ls.service.deny
     return await in_view(
-        ls, arg.session, "denied", lambda u: go(arg.session, arg.calls, arg.reason, u)
+        ls, arg.session, "denied", lambda u: go(arg.session, arg.calls, arg.reason, u), arg.wait
     )
 
 
 @command("tether.applied", AppliedArgument)
-async def applied(ls: TetherServer, arg: AppliedArgument) -> TurnResult:
+async def applied(ls: TetherServer, arg: AppliedArgument) -> TurnResult | Started:
     """The person applied a waiting patch from its code action: record it, run on."""
     go = ls.service.applied
-    return await in_view(ls, arg.session, "patch applied", lambda u: go(arg.session, arg.call, u))
+    session, call = arg.session, arg.call
+    return await in_view(ls, session, "patch applied", lambda u: go(session, call, u), arg.wait)
 
 
 @command("tether.cancel", SessionArgument)

@@ -6,13 +6,13 @@ from __future__ import annotations
 import asyncio
 import logging
 import uuid
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from lsprotocol import types
 from pygls.exceptions import JsonRpcException
 
 from tether.agent.approval import Answer, Question
-from tether.lsp.pygls_private import forget_request
+from tether.lsp.pygls_private import forget_request, send_as_given
 
 if TYPE_CHECKING:
     from tether.lsp.server import TetherServer
@@ -27,10 +27,9 @@ class LspPerson:
         self.ls = ls
 
     def can_ask(self) -> bool:
-        window = self.ls.client_capabilities.window
-        request = window.show_message if window else None
-        dialogs = self.ls.config.current.approval.dialogs
-        return bool(dialogs and request and request.message_action_item)
+        # Contract v2: every client gets the dialog (messageActionItem only says whether
+        # action items may carry more than a title); `approval.dialogs` turns it off.
+        return self.ls.config.current.approval.dialogs
 
     async def ask(self, session: str, question: Question) -> Answer | None:
         call = question.call
@@ -43,7 +42,7 @@ class LspPerson:
         message = (
             f"tether wants to run {call.tool}: {call.summary}\n\n{question.preview}\n\n{always}"
         )
-        title = await self._request(message, titles)
+        title = await self._request(message, titles, call.call_id)
         return ANSWERS.get(title) if title else None
 
     async def extend_budget(self, session: str, budget: int, asked: int) -> bool:
@@ -56,17 +55,20 @@ class LspPerson:
         )
         return await self._request(message, [EXTEND, STOP]) == EXTEND
 
-    async def _request(self, message: str, actions: list[str]) -> str | None:
-        params = types.ShowMessageRequestParams(
-            type=types.MessageType.Warning,
-            message=message,
-            actions=[types.MessageActionItem(title=title) for title in actions],
-        )
+    async def _request(
+        self, message: str, actions: list[str], call_id: str | None = None
+    ) -> str | None:
+        items: list[dict[str, Any]] = [{"title": title} for title in actions]
+        if call_id is not None and self._extra_properties():
+            # A client pairs a dialog with its call by this id, never by the wording.
+            items = [item | {"call_id": call_id} for item in items]
+        warning = types.MessageType.Warning.value
+        params: dict[str, Any] = {"type": warning, "message": message, "actions": items}
         msg_id = f"tether-ask-{uuid.uuid4().hex[:8]}"
         protocol = self.ls.protocol
         try:
-            answer = await protocol.send_request_async(
-                types.WINDOW_SHOW_MESSAGE_REQUEST, params, msg_id=msg_id
+            answer = await send_as_given(
+                protocol, types.WINDOW_SHOW_MESSAGE_REQUEST, params, msg_id
             )
         except asyncio.CancelledError:
             # The turn ended while the dialog was open: take the question back.
@@ -76,4 +78,21 @@ class LspPerson:
         except JsonRpcException as exc:
             log.warning("the client could not show the question: %s", exc)
             return None
-        return str(answer.title) if answer is not None else None
+        return _title(answer)
+
+    def _extra_properties(self) -> bool:
+        window = self.ls.client_capabilities.window
+        request = window.show_message if window else None
+        item = request.message_action_item if request else None
+        return bool(item and item.additional_properties_support)
+
+
+def _title(answer: object) -> str | None:
+    """The chosen action's title, however the answer was structured."""
+    if answer is None:
+        return None
+    if isinstance(answer, dict):
+        title = answer.get("title")
+        return title if isinstance(title, str) else None
+    title = getattr(answer, "title", None)
+    return title if isinstance(title, str) else None

@@ -41,6 +41,19 @@ class LspDocuments:
     def open_paths(self) -> list[Path]:
         return list(self._open())
 
+    def unsaved(self) -> list[Path]:
+        """Open documents whose text is not what their file holds: a command, which sees
+        the disk, would not see the editor's text of these."""
+        return [path for path, document in self._open().items() if _differs(path, document)]
+
+
+def _differs(path: Path, document: TextDocument) -> bool:
+    try:
+        on_disk = path.read_bytes()
+    except OSError:
+        return True  # no file yet, or none to read: the text lives in the editor only
+    return on_disk != document.source.encode("utf-8", "surrogateescape")
+
 
 def _file(uri: str) -> Path | None:
     """The file a document's URI names, resolved; None for a document that is no file on

@@ -24,7 +24,7 @@ from tether.errors import ConfigError, Refused
 from tether.lsp.dialogs import LspPerson
 from tether.lsp.documents import LspDocuments
 from tether.lsp.editor import LspEditor
-from tether.lsp.pygls_private import OwnCancels, shutdown_answered
+from tether.lsp.pygls_private import OwnCancels, request_running, shutdown_answered
 from tether.lsp.updates import LspUpdates
 from tether.outbound import RedactingFilter
 from tether.service import Service
@@ -71,7 +71,9 @@ class TetherServer(LanguageServer):
         self.turn_requests: dict[Any, str] = {}  # tether.run request id -> session
         self.progress_sessions: dict[Any, str] = {}  # $/progress token -> session
         self.early_cancels: deque[Any] = deque(maxlen=256)
+        self.background: set[asyncio.Future[Any]] = set()  # turns started with wait: false
         self.scheduling: asyncio.Task[None] | None = None
+        self.client_info: types.ClientInfo | None = None
         self.stopping: asyncio.Future[None] | None = None
 
     @property
@@ -86,7 +88,13 @@ class TetherServer(LanguageServer):
             raise Refused("tether is not initialized yet: send `initialize` first")
         return self._editor
 
+    @property
+    def terminal_client(self) -> bool:
+        info = self.client_info
+        return info is not None and info.name.startswith("tether ")
+
     def start(self, params: types.InitializeParams) -> None:
+        self.client_info = params.client_info
         logging.getLogger("tether").addHandler(EditorLog(self))
         options = params.initialization_options
         layer = options.get("tether", {}) if isinstance(options, dict) else {}
@@ -109,7 +117,9 @@ class TetherServer(LanguageServer):
             )
 
     def start_scheduler(self) -> None:
-        if self._service is None or self.scheduling is not None:
+        """Due tasks run in servers an editor started; never in the short-lived ones behind
+        `tether ask`, `tether sessions`… (their client names itself `tether …`)."""
+        if self._service is None or self.scheduling is not None or self.terminal_client:
             return
         service = self._service
         self.scheduling = asyncio.create_task(
@@ -142,15 +152,18 @@ class TetherServer(LanguageServer):
             self.scheduling = None
         if self._service is not None:
             await self._service.shutdown()
+        await asyncio.gather(*self.background, return_exceptions=True)
 
     def cancel_turn_request(self, msg_id: Any) -> bool:
         """``$/cancelRequest`` on a turn's request cancels the turn; on one that has not
-        started yet, it is remembered so the turn never starts."""
+        started yet, it is remembered so the turn never starts. A cancel naming no request
+        still running is not (its id may be any string, of any size)."""
         session = self.turn_requests.get(msg_id)
         service = self._service
         if session is not None and service and service.cancel(session, LspUpdates(self, session)):
             return True
-        self.early_cancels.append(msg_id)
+        if request_running(self.protocol, msg_id):
+            self.early_cancels.append(msg_id)
         return False
 
     def report_server_error(self, error: Exception, source: Any) -> None:

@@ -3,15 +3,23 @@ cancellable ``$/progress`` where the client supports it."""
 
 from __future__ import annotations
 
+import asyncio
 import logging
+import time
 import uuid
 from typing import TYPE_CHECKING
 
 from lsprotocol import types
 from pygls.exceptions import JsonRpcException
 
-from tether.agent.events import ApprovalUpdate, StatusUpdate, ToolCallUpdate, Update
-from tether.outbound import outbound_json
+from tether.agent.events import (
+    ApprovalUpdate,
+    OutputUpdate,
+    StatusUpdate,
+    ToolCallUpdate,
+    Update,
+)
+from tether.outbound import outbound, outbound_json
 
 if TYPE_CHECKING:
     from tether.lsp.server import TetherServer
@@ -28,6 +36,9 @@ class LspUpdates:
         self.session = session
         self.token: str | None = None
         self.announce = announce  # a scheduled turn: say aloud what waits for the person
+        self.calls: dict[str, tuple[str, float]] = {}  # call id -> (tool, started)
+        self.reported = 0.0  # when the progress last said a command's state
+        self.running = asyncio.Event()  # the turn holds its session: it is under way
 
     async def begin(self, title: str) -> str | None:
         """Start the turn's progress; returns its token, None where the client has none."""
@@ -48,6 +59,8 @@ class LspUpdates:
 
     def send(self, update: Update) -> None:
         self.ls.protocol.notify(UPDATE, outbound_json(update.model_dump(mode="json")))
+        if isinstance(update, StatusUpdate) and update.status == "running":
+            self.running.set()
         if self.announce and isinstance(update, ApprovalUpdate) and update.decision == "pending":
             message = (
                 f"tether: a scheduled task waits for your approval: {update.tool}: "
@@ -59,12 +72,28 @@ class LspUpdates:
         if self.token is None:
             return
         if isinstance(update, ToolCallUpdate):
-            message = f"{update.tool}: {update.summary}"
-            self.ls.work_done_progress.report(
-                self.token, types.WorkDoneProgressReport(message=message)
-            )
+            self.calls[update.call_id] = (update.tool, time.monotonic())
+            self.report(f"{update.tool}: {update.summary}")
+        elif isinstance(update, OutputUpdate):
+            self.command_state(update)
         elif isinstance(update, StatusUpdate) and update.status != "running":
             self.end(update.status)
+
+    def command_state(self, update: OutputUpdate) -> None:
+        """A running command's elapsed time and last line, twice a second at most."""
+        tool, started = self.calls.get(update.call_id, ("command", time.monotonic()))
+        now = time.monotonic()
+        lines = [line for line in update.text.splitlines() if line.strip()]
+        if not lines or now - self.reported < 0.5:
+            return
+        self.reported = now
+        self.report(f"{tool} ({now - started:.0f} s): {lines[-1][:80]}")
+
+    def report(self, message: str) -> None:
+        if self.token is not None:
+            self.ls.work_done_progress.report(
+                self.token, types.WorkDoneProgressReport(message=outbound(message))
+            )
 
     def end(self, message: str) -> None:
         """End the progress if it is still open (a turn that never started ends it too)."""

@@ -13,6 +13,7 @@ cleared, so what its reader had gathered is freed with it, not kept by the error
 from __future__ import annotations
 
 import asyncio
+import ipaddress
 import logging
 import random
 import traceback
@@ -127,13 +128,36 @@ async def stream_with_retries(
         except (BrokenStream, httpx.HTTPError) as exc:
             # The error outlives the stream; what its readers had gathered must not.
             traceback.clear_frames(exc.__traceback__)
-            if yielded or last or not _retryable(exc):
+            if yielded or last or not _retryable(exc) or _refused_nearby(exc, request):
                 raise ProviderError(failure.describe(exc, attempt, yielded)) from exc
             wait, why = policy.delay(attempt - 1), outbound(str(exc) or type(exc).__name__)
         log.warning(
             "provider request to %s failed (%s); retrying in %.2f s", failure.url, why, wait
         )
         await asyncio.sleep(wait)
+
+
+def _refused_nearby(exc: BrokenStream | httpx.HTTPError, request: httpx.Request) -> bool:
+    """A connection refused on this very machine: nothing listens there (Ollama is not
+    started, the port is wrong), and waiting will not start it. Fail at once."""
+    if not isinstance(exc, httpx.ConnectError) or not _caused_by(exc, ConnectionRefusedError):
+        return False
+    host = request.url.host
+    try:
+        return host == "localhost" or ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
+
+
+def _caused_by(exc: BaseException, kind: type[BaseException]) -> bool:
+    seen: BaseException | None = exc
+    for _ in range(10):  # the chain httpx -> httpcore -> OSError -> ConnectionRefusedError
+        if seen is None:
+            return False
+        if isinstance(seen, kind):
+            return True
+        seen = seen.__cause__ or seen.__context__
+    return False
 
 
 def _retryable(exc: BrokenStream | httpx.HTTPError) -> bool:

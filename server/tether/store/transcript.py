@@ -19,6 +19,7 @@ from tether.models import (
     Message,
     RecordedChoice,
     Reply,
+    SessionInfo,
     Stats,
     ToolCall,
     ToolMessage,
@@ -127,9 +128,20 @@ class Transcript:
             (choice.decision, outbound(choice.reason or "") or None, session, seq, idx),
         )
 
-    def repair(self, session: str, keep: int | None = None) -> int:
-        """Answer every call that has no result, except those of the parked reply ``keep``."""
+    def repair(
+        self, session: str, keep: int | None = None, seen: SessionInfo | None = None
+    ) -> int | None:
+        """Answer every call that has no result, except those of the parked reply ``keep``.
+
+        With ``seen``, only while the session's row is still as seen (its status and owner):
+        None, and nothing written, when another process has claimed it since."""
         with transaction(self._db) as db:
+            if seen is not None:
+                now_is = db.execute(
+                    "SELECT status, owner FROM sessions WHERE id = ?", (session,)
+                ).fetchone()
+                if now_is is None or tuple(now_is) != (seen.status, seen.owner):
+                    return None
             rows = db.execute(
                 "SELECT message_seq, idx, started_at FROM tool_calls"
                 " WHERE session_id = ? AND status IS NULL AND message_seq IS NOT ?",

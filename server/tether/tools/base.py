@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Protocol, TypeVar, runtime_checkable
@@ -10,6 +11,9 @@ from pydantic import BaseModel
 
 from tether.config import ToolsSettings
 from tether.errors import ToolError
+from tether.outbound import escape_surrogates
+
+QUOTED_CHARS = 300  # the most of one argument that a summary or an error quotes
 
 
 class Documents(Protocol):
@@ -23,6 +27,10 @@ class Documents(Protocol):
         """Every open document that is a file on disk."""
         ...
 
+    def unsaved(self) -> list[Path]:
+        """Open documents whose text differs from their file (a command sees the file)."""
+        ...
+
 
 class NoDocuments:
     """No editor attached: every read goes to disk."""
@@ -31,6 +39,9 @@ class NoDocuments:
         return None
 
     def open_paths(self) -> list[Path]:
+        return []
+
+    def unsaved(self) -> list[Path]:
         return []
 
 
@@ -75,11 +86,13 @@ class ToolContext:
     # workspace (judged again when it runs: a symlink may have moved since it was planned).
     approved: bool = False
     by_rule: bool = False  # ... and it was a remembered rule that approved it, not a dialog
+    # Where a running call's output goes as it comes (the editor shows it live).
+    output: Callable[[str], None] = field(default=lambda text: None)
 
     def resolve(self, raw: str) -> Path:
         """A model-given path, relative to the workspace or absolute, symlinks followed."""
         if not raw or "\x00" in raw:
-            raise ToolError(f"invalid path {raw!r}")
+            raise ToolError(f"invalid path {quoted(raw)!r}")
         path = Path(raw).expanduser()
         if not path.is_absolute():
             path = self.workspace / path
@@ -91,6 +104,17 @@ class ToolContext:
     def relative(self, path: Path) -> str:
         """How a path is shown to the model: workspace-relative where it can be."""
         return path.relative_to(self.workspace).as_posix() if self.inside(path) else str(path)
+
+
+def quoted(text: str, limit: int = QUOTED_CHARS) -> str:
+    """An argument as a summary or an error quotes it: lone surrogates escaped, and one
+    longer than ``limit`` shown as its head and tail around its length (an argument can be
+    megabytes, and a summary or an error is sent to the editor and the model)."""
+    text = escape_surrogates(text)
+    if len(text) <= limit:
+        return text
+    half = limit // 2
+    return f"{text[:half]}… [{len(text):,} characters] …{text[-half:]}"
 
 
 P = TypeVar("P", bound=BaseModel)

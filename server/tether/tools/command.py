@@ -15,12 +15,13 @@ import os
 import signal
 import subprocess
 import sys
+from collections.abc import Callable
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
 from tether.errors import ToolError
-from tether.tools.base import Preview, RuleKey, ToolContext
+from tether.tools.base import Preview, RuleKey, ToolContext, quoted
 from tether.tools.command_rules import family_of, rule_key
 from tether.tools.environment import child_environment
 from tether.tools.git_config import as_environment, repository_overrides
@@ -54,14 +55,16 @@ class _Capture:
         self.cut_chars = 0
         self.cut_lines = 0
 
-    def feed(self, data: bytes, final: bool = False) -> None:
-        text = self.decoder.decode(data, final)
+    def feed(self, data: bytes, final: bool = False) -> str:
+        """Keep what must be kept of ``data``; returns it decoded."""
+        text = decoded = self.decoder.decode(data, final)
         if len(self.head) < self.keep:
             room = self.keep - len(self.head)
             self.head, text = self.head + text[:room], text[room:]
         self.tail += text
         if len(self.tail) > 2 * self.keep:  # trimmed now and then, not on every chunk
             self._trim()
+        return decoded
 
     def _trim(self) -> None:
         dropped, self.tail = self.tail[: -self.keep], self.tail[-self.keep :]
@@ -88,15 +91,18 @@ class _Capture:
 
 
 class _Watch(asyncio.SubprocessProtocol):
-    """Feeds the output to a capture; says when the process exited and the output closed."""
+    """Feeds the output to a capture and to whoever watches it live; says when the process
+    exited and the output closed."""
 
-    def __init__(self, capture: _Capture) -> None:
+    def __init__(self, capture: _Capture, live: Callable[[str], None]) -> None:
         self.capture = capture
+        self.live = live
         self.exited = asyncio.Event()
         self.closed = asyncio.Event()
 
     def pipe_data_received(self, fd: int, data: bytes) -> None:
-        self.capture.feed(data)
+        if text := self.capture.feed(data):
+            self.live(text)
 
     def pipe_connection_lost(self, fd: int, exc: Exception | None) -> None:
         self.closed.set()
@@ -145,7 +151,7 @@ async def _spawn(
     """The shell, started in its own process group, its output fed to ``capture``."""
     spawning = asyncio.ensure_future(
         asyncio.get_running_loop().subprocess_shell(
-            lambda: _Watch(capture),
+            lambda: _Watch(capture, ctx.output),
             params.command,
             cwd=ctx.workspace,
             env=await _environment(params, ctx),
@@ -179,6 +185,14 @@ async def _environment(params: CommandParams, ctx: ToolContext) -> dict[str, str
     return env
 
 
+def _unsaved(ctx: ToolContext, most: int = 10) -> str:
+    """The open documents whose text differs from their files, named for the person and
+    the model ("" when there are none)."""
+    paths = sorted(ctx.relative(path) for path in ctx.documents.unsaved())
+    named = ", ".join(quoted(path) for path in paths[:most])
+    return named + (f" and {len(paths) - most} more" if len(paths) > most else "")
+
+
 def _exit_words(code: int) -> str:
     if code < 0:
         with contextlib.suppress(ValueError):
@@ -209,19 +223,35 @@ class Command:
     async def preview(self, params: CommandParams, ctx: ToolContext, budget: int) -> Preview:
         limit = f" (killed after {params.timeout_s:g} s)" if params.timeout_s != 120 else ""
         where = f"in {ctx.workspace}{limit}:\n$ "
-        line, room = params.command, budget - len(where) - 120
+        unsaved = _unsaved(ctx)
+        after = f"\n\nUnsaved in the editor (the command sees the files on disk): {unsaved}"
+        after = after if unsaved else ""
+        line, room = params.command, budget - len(where) - len(after) - 120
         if len(line) <= room:
-            return Preview(text=where + line)
+            return Preview(text=where + line + after)
         # Never only a head: the end of a long line is where `&& rm -rf ~` would hide.
         half = room // 2
         left_out = len(line) - 2 * half
         middle = f"\n[… {left_out:,} characters not shown; the command is {len(line):,} long …]\n"
-        return Preview(text=where + line[:half] + middle + line[-half:], whole=False)
+        return Preview(text=where + line[:half] + middle + line[-half:] + after, whole=False)
 
     def rule_key(self, params: CommandParams, ctx: ToolContext) -> RuleKey | None:
         return rule_key(params.command, ctx.workspace)
 
     async def run(self, params: CommandParams, ctx: ToolContext) -> str:
+        # Judged as it starts: the person may have saved since the dialog.
+        if unsaved := _unsaved(ctx):
+            note = (
+                f"[note: the editor has unsaved changes in {unsaved}; this command saw those "
+                "files as they are on disk, not the editor's text]"
+            )
+            try:
+                return f"{await self._run(params, ctx)}\n{note}"
+            except ToolError as exc:
+                raise ToolError(f"{exc}\n{note}") from None
+        return await self._run(params, ctx)
+
+    async def _run(self, params: CommandParams, ctx: ToolContext) -> str:
         capture = _Capture(KEEP_CHARS)
         transport, watch = await _spawn(params, ctx, capture)
         pid = transport.get_pid()

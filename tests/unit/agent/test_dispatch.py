@@ -10,6 +10,7 @@ import pytest
 
 from tests.support.doubles import ScriptedProvider, reply
 from tests.unit.agent.harness import Harness
+from tether.agent.events import OutputUpdate
 from tether.errors import SessionBusy
 
 
@@ -187,6 +188,13 @@ async def test_cancelling_answers_running_calls_interrupted_and_waiting_ones_not
     assert result.status == "cancelled"
     assert h.statuses(session) == ["interrupted"] * 8 + ["not_executed"] * 2
     assert h.store.sessions.get(session).status == "cancelled"
+    # What an interrupted call had printed is kept in its answer, and was shown live.
+    interrupted = [content for _, status, content in h.answers(session) if status == "interrupted"]
+    assert all(
+        "Its output until then" in c and f"echoing {i}" in c for i, c in enumerate(interrupted)
+    )
+    live = [u for u in h.recorder.updates if isinstance(u, OutputUpdate)]
+    assert sorted(u.text for u in live) == sorted(f"echoing {i}\n" for i in range(8))
 
 
 async def test_one_turn_per_session(tmp_path: Path) -> None:

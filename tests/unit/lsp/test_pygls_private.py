@@ -4,6 +4,7 @@ pygls release moves or changes one, before a person meets the breakage."""
 from __future__ import annotations
 
 import inspect
+import json
 import sys
 from typing import Any
 
@@ -15,6 +16,7 @@ from pygls.protocol import JsonRPCProtocol
 from tether.lsp.pygls_private import (
     OwnCancels,
     forget_request,
+    send_as_given,
     server_process,
     shutdown_answered,
 )
@@ -66,6 +68,21 @@ def test_a_question_taken_back_leaves_no_future_waiting() -> None:
     forget_request(protocol, "tether-ask-1")
 
     assert "tether-ask-1" not in protocol._request_futures
+
+
+async def test_a_request_sent_as_given_keeps_what_its_lsprotocol_type_does_not_name() -> None:
+    server = LanguageServer("t", "1")
+    protocol = server.protocol
+    writer = Writer()
+    protocol.set_writer(writer)
+    params = {"type": 2, "message": "m", "actions": [{"title": "Allow", "call_id": "c1"}]}
+
+    answer = send_as_given(protocol, "window/showMessageRequest", params, "tether-ask-2")
+
+    body = json.loads(writer.written[-1].split(b"\r\n\r\n", 1)[1])
+    assert body["params"] == params and body["id"] == "tether-ask-2"
+    assert "tether-ask-2" in protocol._request_futures
+    answer.cancel()
 
 
 async def test_the_process_a_client_started_is_where_tether_looks_for_it() -> None:

@@ -28,6 +28,14 @@ class Buffers:
     def open_paths(self) -> list[Path]:
         return list(self.texts)
 
+    def unsaved(self) -> list[Path]:
+        """Buffers whose text differs from the file on disk (or whose file is gone)."""
+        return [
+            path
+            for path, text in self.texts.items()
+            if not path.is_file() or path.read_text(errors="replace") != text
+        ]
+
 
 def context(
     workspace: Path,

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 from pydantic import ValidationError
 
-from tests.unit.tools import call, context, recorded_pid, started, summary
+from tests.unit.tools import Buffers, call, context, recorded_pid, started, summary
 from tether.errors import ToolError
 from tether.tools.command import KEEP_CHARS, Command, CommandParams
 
@@ -168,3 +168,54 @@ async def test_a_long_command_shows_its_head_and_its_tail_and_its_length(tmp_pat
 def test_bad_arguments_are_refused(arguments: dict[str, object]) -> None:
     with pytest.raises(ValidationError):
         CommandParams.model_validate(arguments)
+
+
+async def test_unsaved_documents_are_named_in_the_dialog_and_in_the_result(tmp_path: Path) -> None:
+    """A command sees the disk; the person and the model are told which editor text it
+    does not see (contract v2)."""
+    (tmp_path / "a.py").write_text("X = 1\n")
+    (tmp_path / "b.py").write_text("Y = 1\n")
+    buffers = Buffers(
+        {(tmp_path / "a.py").resolve(): "X = 2\n", (tmp_path / "b.py").resolve(): "Y = 1\n"}
+    )
+    ctx = context(tmp_path, buffers)
+    params = CommandParams(command="cat a.py")
+
+    preview = await COMMAND.preview(params, ctx, 2000)
+    out = await COMMAND.run(params, ctx)
+
+    assert preview.text.endswith(
+        "\n\nUnsaved in the editor (the command sees the files on disk): a.py"
+    )
+    assert out.startswith("exit code: 0\nX = 1\n")
+    assert "unsaved changes in a.py; this command saw those files as they are on disk" in out
+    assert "b.py" not in out  # its text is what its file holds
+
+
+async def test_a_failing_command_names_the_unsaved_documents_too(tmp_path: Path) -> None:
+    buffers = Buffers({(tmp_path / "new.py").resolve(): "print('only in the editor')\n"})
+    with pytest.raises(ToolError, match=r"(?s)exit code: 2.*unsaved changes in new\.py"):
+        await call(COMMAND, context(tmp_path, buffers), command="python3 new.py")
+
+
+async def test_with_every_document_saved_the_dialog_and_result_say_nothing_of_them(
+    tmp_path: Path,
+) -> None:
+    (tmp_path / "a.py").write_text("X = 1\n")
+    ctx = context(tmp_path, Buffers({(tmp_path / "a.py").resolve(): "X = 1\n"}))
+    params = CommandParams(command="true")
+    assert "Unsaved" not in (await COMMAND.preview(params, ctx, 2000)).text
+    assert await COMMAND.run(params, ctx) == "exit code: 0\n(no output)"
+
+
+async def test_the_output_goes_to_the_live_sink_as_it_comes(tmp_path: Path) -> None:
+    seen: list[tuple[float, str]] = []
+    ctx = dataclasses.replace(
+        context(tmp_path), output=lambda text: seen.append((time.monotonic(), text))
+    )
+    started_at = time.monotonic()
+    out = await call(COMMAND, ctx, command="echo first; sleep 0.5; echo second")
+    assert out == "exit code: 0\nfirst\nsecond"
+    assert "".join(text for _, text in seen) == "first\nsecond\n"
+    first_at = next(at for at, text in seen if "first" in text)
+    assert first_at - started_at < 0.4  # not held until the command ended
