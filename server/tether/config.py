@@ -71,6 +71,17 @@ class TurnSettings(Section):
 
 class ApprovalSettings(Section):
     dialogs: bool = True
+    # ask: every command asks; sandboxed: a command that runs in the sandbox with no
+    # widened rights runs without a dialog.
+    commands: Literal["ask", "sandboxed"] = "ask"
+
+
+class SandboxSettings(Section):
+    mode: Literal["auto", "required", "off"] = "auto"
+    network: bool = False  # every command may reach the network
+    git_writable: bool = False  # commands may write the workspace's .git/
+    read_paths: list[str] = Field(default_factory=list)  # shown read-only, even in $HOME
+    write_paths: list[str] = Field(default_factory=list)  # writable, even in $HOME
 
 
 def _default_state_dir() -> Path:
@@ -83,6 +94,7 @@ class Settings(Section):
     tools: ToolsSettings = ToolsSettings()
     turn: TurnSettings = TurnSettings()
     approval: ApprovalSettings = ApprovalSettings()
+    sandbox: SandboxSettings = SandboxSettings()
 
     @classmethod
     def load(cls, env: Mapping[str, str] | None = None, *layers: Mapping[str, Any]) -> Settings:

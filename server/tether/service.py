@@ -10,6 +10,7 @@ from __future__ import annotations
 import functools
 import logging
 from collections.abc import Awaitable, Callable, Sequence
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -44,6 +45,7 @@ from tether.providers.base import ToolSpec
 from tether.store import Store
 from tether.store.rules import Rule
 from tether.tools.base import Documents, Editor, EditsFiles, FileEdit, Tool, ToolContext
+from tether.tools.sandbox import Sandbox, check
 
 log = logging.getLogger(__name__)
 Body = Callable[[Agent], Awaitable[TurnResult]]
@@ -78,6 +80,7 @@ class Service:
         self.quiet = quiet  # scheduled turns never pop a dialog: their calls park
         self.documents = documents
         self.editor = editor
+        self._sandbox: Sandbox | None = None
 
     # -- turns -------------------------------------------------------------------------
 
@@ -186,7 +189,20 @@ class Service:
         settings = self.config.current
         key = settings.provider.api_key
         secrets = (key.get_secret_value(),) if key else ()
-        return ToolContext(self.workspace, self.documents, settings.tools, self.editor, secrets)
+        sandbox = replace(self.sandbox(), unasked=settings.approval.commands == "sandboxed")
+        return ToolContext(
+            self.workspace, self.documents, settings.tools, self.editor, secrets, sandbox=sandbox
+        )
+
+    def sandbox(self) -> Sandbox:
+        """The sandbox for commands, checked by its probe once per sandbox settings; where
+        it is not there, the person is told why (and every command asks)."""
+        wanted = self.config.current.sandbox
+        if self._sandbox is None or self._sandbox.settings != wanted:
+            self._sandbox = check(wanted)
+            if not self._sandbox.used and wanted.mode != "off":
+                log.warning("commands run without a sandbox: %s", self._sandbox.cause)
+        return self._sandbox
 
     @functools.cached_property
     def system_prompt(self) -> str:

@@ -257,7 +257,8 @@ async def test_a_patch_with_an_ambiguous_old_is_a_clear_error_without_asking(
 async def test_a_command_timeout_kills_it_and_its_children(
     start_editor: StartEditor, stub: ProviderStub, tmp_path: Path
 ) -> None:
-    editor = await start_editor()
+    # Outside the sandbox (its own test is in test_sandbox.py): the child's real pid.
+    editor = await start_editor(options={"tether": {"sandbox": {"mode": "off"}}})
     pid_file = tmp_path / "child.pid"
     command = f"sh -c 'echo $$ > {pid_file}; sleep 30' & sleep 30"
     stub.script(tool_calls(("command", {"command": command, "timeout_s": 1})), text("slow"))

@@ -52,7 +52,8 @@ def sent(stub: ProviderStub, request: int) -> list[dict[str, Any]]:
 async def test_a_read_after_a_command_that_moved_a_symlink_out_is_not_run_unasked(
     start_editor: StartEditor, stub: ProviderStub, tmp_path: Path
 ) -> None:
-    editor = await start_editor()
+    # The sandbox keeps .git/ read-only by default; this checkout must write it.
+    editor = await start_editor(options={"tether": {"sandbox": {"git_writable": True}}})
     repository_with_an_evil_branch(editor.workspace, tmp_path / "outside")
     read = ("fs-read", {"path": "docs/id_rsa"})
     stub.script(

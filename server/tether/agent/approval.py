@@ -25,7 +25,7 @@ Answer = Literal["allow", "always", "deny"]
 class Allow(Frozen):
     kind: Literal["allow"] = "allow"
     by: str = "person"
-    by_rule: bool = False  # nobody saw this very call: a remembered rule allowed it
+    by_rule: bool = False  # nobody saw this very call: a rule or the policy allowed it
 
 
 class Deny(Frozen):
@@ -93,9 +93,11 @@ class Gate:
         preview: Callable[[int], Awaitable[Preview]],
         rule_key: RuleKey | None,
         recorded: RecordedChoice | None,
+        unasked: str | None = None,
     ) -> Decision | None:
         """The decision on the call at ``at`` (session, reply seq, call index): recorded,
-        by a rule, or the person's answer; None parks it."""
+        by the person's policy (``unasked`` says which), by a rule, or the person's answer;
+        None parks it."""
         session, seq, idx = at
         match recorded:
             case RecordedChoice(decision="applied"):
@@ -104,6 +106,8 @@ class Gate:
                 return Allow()
             case RecordedChoice(decision="deny", reason=reason):
                 return Deny(reason=reason or Deny().reason)
+        if unasked is not None and recorded is None:
+            return Allow(by=unasked, by_rule=True)  # nobody saw this call either
         if rule_key is not None and (
             rule := self.store.rules.match(session, self.workspace, call.tool, rule_key.key)
         ):

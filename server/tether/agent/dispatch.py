@@ -26,7 +26,7 @@ from tether.agent.prepare import Call, Invalid, Prepared, prepare, summary
 from tether.errors import ToolError
 from tether.models import PendingCall, ToolStatus, shortened
 from tether.store import Store, StoredReply
-from tether.tools.base import Gated, Preview, Tool
+from tether.tools.base import Gated, Preview, RunsUnasked, Tool
 
 log = logging.getLogger(__name__)
 CANCELLED = "the turn was cancelled"
@@ -130,6 +130,7 @@ class Dispatcher:
         pending = c.pending(env.ctx)
         tool, params = c.tool, c.params
         rule_key = tool.rule_key(params, env.ctx) if isinstance(tool, Gated) else None
+        unasked = tool.unasked(params, env.ctx) if isinstance(tool, RunsUnasked) else None
 
         async def preview(budget: int) -> Preview:
             # Only when the person is asked: a recorded decision needs none (and a patch
@@ -142,7 +143,7 @@ class Dispatcher:
         at = (reply.session, reply.seq, c.idx)
         try:
             decision: Decision | None = await env.gate.decide(
-                at, pending, preview, rule_key, reply.choices.get(c.idx)
+                at, pending, preview, rule_key, reply.choices.get(c.idx), unasked
             )
         except ToolError as exc:
             answers.answer(c.idx, "error", str(exc))  # nothing to ask about: it cannot run

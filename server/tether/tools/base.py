@@ -12,6 +12,7 @@ from pydantic import BaseModel
 from tether.config import ToolsSettings
 from tether.errors import ToolError
 from tether.outbound import escape_surrogates
+from tether.tools.sandbox import Sandbox
 
 QUOTED_CHARS = 300  # the most of one argument that a summary or an error quotes
 
@@ -88,6 +89,7 @@ class ToolContext:
     by_rule: bool = False  # ... and it was a remembered rule that approved it, not a dialog
     # Where a running call's output goes as it comes (the editor shows it live).
     output: Callable[[str], None] = field(default=lambda text: None)
+    sandbox: Sandbox = field(default_factory=Sandbox)  # where commands run (or why not)
 
     def resolve(self, raw: str) -> Path:
         """A model-given path, relative to the workspace or absolute, symlinks followed."""
@@ -170,6 +172,16 @@ class Gated(Protocol[P_contra]):
 
     def rule_key(self, params: P_contra, ctx: ToolContext) -> RuleKey | None:
         """How an "allow always" of this call is scoped; None: it cannot be remembered."""
+        ...
+
+
+@runtime_checkable
+class RunsUnasked(Protocol[P_contra]):
+    """An approval-requiring tool whose call may run without a dialog, by the person's
+    policy (a command in the sandbox, with ``approval.commands = sandboxed``)."""
+
+    def unasked(self, params: P_contra, ctx: ToolContext) -> str | None:
+        """What lets this call run without asking; None: it asks."""
         ...
 
 

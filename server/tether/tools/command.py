@@ -11,6 +11,7 @@ from __future__ import annotations
 import asyncio
 import codecs
 import contextlib
+import functools
 import os
 import signal
 import subprocess
@@ -25,6 +26,7 @@ from tether.tools.base import Preview, RuleKey, ToolContext, quoted
 from tether.tools.command_rules import family_of, rule_key
 from tether.tools.environment import child_environment
 from tether.tools.git_config import as_environment, repository_overrides
+from tether.tools.sandbox import Grant
 
 KEEP_CHARS = 20_000  # of the output's head, and again of its tail
 SUMMARY_CHARS = 120
@@ -41,6 +43,15 @@ class CommandParams(BaseModel):
     )
     timeout_s: float = Field(
         default=120.0, gt=0, le=3600, description="Seconds before the command is killed."
+    )
+    network: bool = Field(
+        default=False,
+        description="The command needs the network (the sandbox has none by default).",
+    )
+    writable: list[str] = Field(
+        default_factory=list,
+        max_length=20,
+        description="Paths outside the workspace (or its .git/) the command must write.",
     )
 
 
@@ -148,19 +159,24 @@ async def _finish(watch: _Watch, limit_s: float) -> Outcome:
 async def _spawn(
     params: CommandParams, ctx: ToolContext, capture: _Capture
 ) -> tuple[asyncio.SubprocessTransport, _Watch]:
-    """The shell, started in its own process group, its output fed to ``capture``."""
-    spawning = asyncio.ensure_future(
-        asyncio.get_running_loop().subprocess_shell(
-            lambda: _Watch(capture, ctx.output),
-            params.command,
-            cwd=ctx.workspace,
-            env=await _environment(params, ctx),
-            stdin=subprocess.DEVNULL,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.STDOUT,
-            **_NEW_GROUP,
-        )
-    )
+    """The shell, started in its own process group (in the sandbox where it is used), its
+    output fed to ``capture``."""
+    loop = asyncio.get_running_loop()
+    options: dict[str, Any] = {
+        "cwd": ctx.workspace,
+        "env": await _environment(params, ctx),
+        "stdin": subprocess.DEVNULL,
+        "stdout": subprocess.PIPE,
+        "stderr": subprocess.STDOUT,
+        **_NEW_GROUP,
+    }
+    protocol = functools.partial(_Watch, capture, ctx.output)
+    if ctx.sandbox.used:
+        argv = ctx.sandbox.argv(params.command, ctx.workspace, grant(params, ctx))
+        starting = loop.subprocess_exec(protocol, *argv, **options)
+    else:
+        starting = loop.subprocess_shell(protocol, params.command, **options)
+    spawning = asyncio.ensure_future(starting)
     try:
         # Shielded: a cancel while the shell starts must still reach its process group
         # (asyncio's own clean-up there can wait for the shell's exit forever).
@@ -183,6 +199,50 @@ async def _environment(params: CommandParams, ctx: ToolContext) -> dict[str, str
     if ctx.by_rule and family is not None and family.git:
         env.update(as_environment(await repository_overrides(ctx.workspace)))
     return env
+
+
+def grant(params: CommandParams, ctx: ToolContext) -> Grant:
+    """What the call asks beyond the sandbox's defaults."""
+    return Grant(network=params.network, writable=tuple(ctx.resolve(p) for p in params.writable))
+
+
+def _sandbox_words(params: CommandParams, ctx: ToolContext) -> str:
+    """How the command will run, for the dialog: what it may do beyond the defaults, or
+    that it runs without the sandbox, and why."""
+    if not ctx.sandbox.used:
+        return f"Runs WITHOUT the sandbox, with your full rights: {ctx.sandbox.cause}"
+    asked = grant(params, ctx)
+    words = ["Runs in the sandbox"]
+    if asked.network:
+        words.append("NEEDS NETWORK")
+    if asked.writable:
+        shown = ", ".join(quoted(str(p)) for p in asked.writable)
+        words.append(f"WRITES OUTSIDE THE WORKSPACE: {shown}")
+    if not asked.widened:
+        words.append("no network, writes only the workspace")
+    return "; ".join(words) + "."
+
+
+# What a command's output says when the sandbox, not the command, is the likely cause.
+_SANDBOX_SIGNS = (
+    "Read-only file system",
+    "Network is unreachable",
+    "Temporary failure in name resolution",
+    "Could not resolve host",
+    "Name or service not known",
+    "nodename nor servname",
+    "Connection refused",
+)
+
+
+def _sandbox_hint(params: CommandParams, ctx: ToolContext, output: str) -> str:
+    if not ctx.sandbox.used or not any(sign in output for sign in _SANDBOX_SIGNS):
+        return ""
+    return (
+        "\n[the command ran in tether's sandbox: no network, the filesystem read-only but "
+        "the workspace (not its .git/), an empty home. If it failed for that, call it again "
+        'with "network": true, or "writable": ["<path>"]; the person is asked.]'
+    )
 
 
 def _unsaved(ctx: ToolContext, most: int = 10) -> str:
@@ -224,8 +284,9 @@ class Command:
         limit = f" (killed after {params.timeout_s:g} s)" if params.timeout_s != 120 else ""
         where = f"in {ctx.workspace}{limit}:\n$ "
         unsaved = _unsaved(ctx)
-        after = f"\n\nUnsaved in the editor (the command sees the files on disk): {unsaved}"
-        after = after if unsaved else ""
+        after = "\n\n" + _sandbox_words(params, ctx)
+        if unsaved:
+            after += f"\n\nUnsaved in the editor (the command sees the files on disk): {unsaved}"
         line, room = params.command, budget - len(where) - len(after) - 120
         if len(line) <= room:
             return Preview(text=where + line + after)
@@ -236,9 +297,23 @@ class Command:
         return Preview(text=where + line[:half] + middle + line[-half:] + after, whole=False)
 
     def rule_key(self, params: CommandParams, ctx: ToolContext) -> RuleKey | None:
+        if params.network or params.writable:
+            return None  # a call that asks for more is asked about, whatever the rules
         return rule_key(params.command, ctx.workspace)
 
+    def unasked(self, params: CommandParams, ctx: ToolContext) -> str | None:
+        """With ``approval.commands = sandboxed``, a command that runs in the sandbox and
+        asks for nothing more runs without a dialog."""
+        if ctx.sandbox.unasked and ctx.sandbox.used and not (params.network or params.writable):
+            return "the sandbox (approval.commands = sandboxed)"
+        return None
+
     async def run(self, params: CommandParams, ctx: ToolContext) -> str:
+        if ctx.sandbox.settings.mode == "required" and not ctx.sandbox.used:
+            raise ToolError(
+                "not run: the sandbox is required (sandbox.mode = required) and not "
+                f"available here: {ctx.sandbox.cause}"
+            )
         # Judged as it starts: the person may have saved since the dialog.
         if unsaved := _unsaved(ctx):
             note = (
@@ -278,5 +353,5 @@ class Command:
                 "were killed. Redirect a background process's output to a file.]"
             )
         if code != 0:
-            raise ToolError(text)
+            raise ToolError(text + _sandbox_hint(params, ctx, output))
         return text

@@ -149,7 +149,11 @@ async def test_summary_preview_and_read_only(tmp_path: Path) -> None:
     long = summary(COMMAND, ctx, command="echo " + "x" * 300)
     assert len(long) == 120 and long.endswith("…")
     preview = await COMMAND.preview(CommandParams(command="make test\n--verbose"), ctx, 2000)
-    assert preview.text == f"in {ctx.workspace}:\n$ make test\n--verbose" and preview.whole
+    assert preview.whole
+    assert preview.text == (
+        f"in {ctx.workspace}:\n$ make test\n--verbose\n\n"
+        "Runs WITHOUT the sandbox, with your full rights: the sandbox is off (sandbox.mode = off)"
+    )
     assert not COMMAND.read_only(CommandParams(command="ls"), ctx)
 
 
@@ -157,7 +161,7 @@ async def test_a_long_command_shows_its_head_and_its_tail_and_its_length(tmp_pat
     line = "echo '" + "x" * 5000 + "' && rm -rf ~"
     preview = await COMMAND.preview(CommandParams(command=line), context(tmp_path), 2000)
     assert not preview.whole and len(preview.text) < 2000
-    assert preview.text.rstrip().endswith("&& rm -rf ~")
+    assert preview.text.split("\n\n")[0].endswith("&& rm -rf ~")
     assert f"the command is {len(line):,} long" in preview.text
 
 

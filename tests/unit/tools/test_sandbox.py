@@ -1,0 +1,101 @@
+"""The sandbox's command line, its probe, and what it says when it cannot be used."""
+
+from __future__ import annotations
+
+import shutil
+import sys
+from pathlib import Path
+
+import pytest
+
+from tether.config import SandboxSettings
+from tether.tools.sandbox import Grant, Sandbox, check, diagnose, toolchains
+
+linux_bwrap = pytest.mark.skipif(
+    not sys.platform.startswith("linux") or shutil.which("bwrap") is None,
+    reason="bubblewrap on Linux",
+)
+
+
+def test_the_workspace_is_writable_but_its_git_and_the_home_are_not(tmp_path: Path) -> None:
+    (tmp_path / ".git").mkdir()
+    argv = Sandbox(SandboxSettings(), True).argv("make", tmp_path, Grant())
+    line = " ".join(argv)
+    assert f"--bind {tmp_path} {tmp_path}" in line
+    assert f"--ro-bind {tmp_path / '.git'} {tmp_path / '.git'}" in line
+    assert f"--tmpfs {Path.home()}" in line and "--tmpfs /tmp" in line
+    assert "--unshare-all" in argv and "--share-net" not in argv
+    assert {"--die-with-parent", "--new-session"} <= set(argv)
+    assert argv[-3:] == ["/bin/sh", "-c", "make"]
+    # Later mounts win: the workspace after the private /tmp and home, .git after it.
+    assert line.index("--tmpfs /tmp") < line.index(f"--bind {tmp_path}") < line.index(".git")
+
+
+def test_what_the_person_widens_is_mounted_and_a_grant_adds_the_network(tmp_path: Path) -> None:
+    (tmp_path / ".git").mkdir()
+    settings = SandboxSettings(git_writable=True, read_paths=["~/.gitconfig"], write_paths=["/srv"])
+    grant = Grant(network=True, writable=(Path("/var/cache/x"),))
+    line = " ".join(Sandbox(settings, True).argv("make", tmp_path, grant))
+    assert f"--ro-bind-try {Path.home() / '.gitconfig'}" in line
+    assert "--bind-try /srv /srv" in line and "--bind-try /var/cache/x /var/cache/x" in line
+    assert f"{tmp_path / '.git'}" not in line and "--share-net" in line
+
+
+def test_toolchains_in_the_home_are_shown_but_not_the_rest_of_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    home = tmp_path / "home"
+    for entry in (".pyenv/shims", ".cargo/bin", ".local/bin", "bin"):
+        (home / entry).mkdir(parents=True)
+    path = [home / ".pyenv/shims", home / ".cargo/bin", home / ".local/bin", home / "bin"]
+    monkeypatch.setenv("PATH", ":".join([*map(str, path), "/usr/bin"]))
+    shown = toolchains(home)
+    assert home / ".pyenv" in shown and home / ".cargo" in shown
+    assert home / ".local/bin" in shown and home / ".local" not in shown  # keyrings live there
+    assert home / "bin" in shown
+
+
+@pytest.mark.parametrize(
+    ("stderr", "said"),
+    [
+        ("bwrap: setting up uid map: Permission denied", "user namespaces are restricted"),
+        (
+            "bwrap: loopback: Failed RTM_NEWADDR: Operation not permitted",
+            "user namespaces are restricted",
+        ),
+        ("bwrap: No permissions to create new namespace", "does not allow new namespaces"),
+        (
+            "bwrap: Creating new namespace failed: Operation not permitted",
+            "does not allow new namespaces",
+        ),
+        ("bwrap: something new", "bubblewrap failed: bwrap: something new"),
+    ],
+)
+def test_each_way_bubblewrap_fails_is_said_plainly(stderr: str, said: str) -> None:
+    message = diagnose(stderr)
+    assert said in message and stderr in message
+
+
+def test_off_means_off_and_says_so() -> None:
+    sandbox = check(SandboxSettings(mode="off"))
+    assert not sandbox.used and sandbox.cause == "the sandbox is off (sandbox.mode = off)"
+
+
+def test_a_missing_bwrap_is_named_with_how_to_install_it(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("PATH", "/nonexistent")
+    sandbox = check(SandboxSettings())
+    assert not sandbox.used
+    assert "bubblewrap is not installed" in sandbox.cause or "no sandbox on" in sandbox.cause
+
+
+@linux_bwrap
+def test_the_probe_passes_where_bubblewrap_works() -> None:
+    sandbox = check(SandboxSettings())
+    assert sandbox.used, sandbox.cause
+
+
+@linux_bwrap
+def test_the_probe_catches_a_sandbox_that_does_not_hold() -> None:
+    sandbox = check(SandboxSettings(network=True))
+    assert not sandbox.used
+    assert sandbox.cause == "the sandbox does not hold: a command could reach the network"
