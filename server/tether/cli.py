@@ -4,10 +4,12 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
 import logging
+import os
 import sys
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, NoReturn
 
 from tether import __version__, hardening
 
@@ -18,36 +20,149 @@ if TYPE_CHECKING:
 def main(argv: list[str] | None = None) -> int:
     args = parser().parse_args(argv)
     if args.command == "serve":
-        return serve_lsp(args.tcp, args.log_level, args.allow_remote)
-    return terminal(args)
+        try:
+            return serve_lsp(args.tcp, args.log_level, args.allow_remote)
+        except KeyboardInterrupt:  # Ctrl-C while it starts: as quiet as once it serves
+            return 130
+    code = terminal(args)
+    if argv is None:  # the process's own command line: nothing after this but its exit
+        leave_now(code)
+    return code
+
+
+def leave_now(code: int) -> NoReturn:
+    """End a terminal command's process without tearing the interpreter down: its server
+    has stopped and its output is flushed here, and unloading pygls, lsprotocol and
+    pydantic module by module would add about 0.1 s to every command."""
+    logging.shutdown()
+    for stream in (sys.stdout, sys.stderr):
+        with contextlib.suppress(OSError, ValueError):  # a closed pipe: nobody reads it
+            stream.flush()
+    os._exit(code)
+
+
+PROVIDER_ENV = """\
+  TETHER_MODEL        the model's name, sent to the provider
+  TETHER_BASE_URL     the provider's endpoint, e.g. http://127.0.0.1:8000/v1 for vLLM
+                      (default: OpenAI's with a key, else a local Ollama; Anthropic's)
+  TETHER_PROVIDER     openai (any OpenAI-compatible endpoint) or anthropic (default:
+                      anthropic when only ANTHROPIC_API_KEY is set, else openai)
+  TETHER_API_KEY      the provider's key (else OPENAI_API_KEY or ANTHROPIC_API_KEY)
+  TETHER_HOME         where sessions and remembered approvals are kept (default: the
+                      user state dir + /tether)"""
+TERMINAL_ENV = (
+    """\
+environment (for this command and the server it starts; an editor's server reads its own):
+"""
+    + PROVIDER_ENV
+    + """
+  TETHER_ASK_OPTIONS  a JSON object of settings, sent as initializationOptions
+                      {"tether": ...}, e.g. '{"turn": {"tool_budget": 20}}'
+  TETHER_DEBUG        when set: show the server's log and this client's traffic
+  NO_COLOR            when set: no colour on stderr"""
+)
+TURN_EXITS = """\
+exit codes:
+  0    done
+  1    an error (the provider's, a bad argument), the turn stopped (repeat guard,
+       tool budget), or the server failed
+  3    waiting for approval: `tether approve SESSION` or `tether deny SESSION`
+  130  cancelled (Ctrl-C cancels the turn cleanly; a second Ctrl-C quits at once)"""
+LIST_EXITS = """\
+exit codes:
+  0    listed
+  1    the sessions store (TETHER_HOME/sessions.sqlite3) could not be read"""
+FORGET_EXITS = """\
+exit codes:
+  0    forgotten
+  1    no such rule in this workspace, or the store could not be read"""
+SERVE_HELP = (
+    """\
+environment (an editor's initializationOptions {"tether": ...} and its settings
+override these):
+"""
+    + PROVIDER_ENV
+    + """
+
+exit codes:
+  0    the client sent `shutdown` then `exit`, or closed the connection
+  1    `exit` came without `shutdown`, or --tcp could not listen
+  2    bad arguments (--allow-remote without --tcp, --tcp on an address that is not
+       loopback without --allow-remote)
+  130  interrupted (Ctrl-C)"""
+)
+WORKSPACE_HELP = (
+    "the project folder the agent works in (its tools, commands and edits stay inside "
+    "it) and whose sessions and rules these are (default: the git root above the "
+    "current folder, else the current folder)"
+)
+
+
+DOCTOR_EXITS = """\
+exit codes:
+  0    all is well: commands will run in the sandbox (or it is off by your choice)
+  1    something needs you: a bad setting, no model, or no working sandbox (it says why)"""
 
 
 def parser() -> argparse.ArgumentParser:
-    top = argparse.ArgumentParser(prog="tether", description="An LLM coding agent over LSP.")
+    top = argparse.ArgumentParser(
+        prog="tether",
+        description="An LLM coding agent over LSP.",
+        epilog="`tether COMMAND --help` lists each command's environment and exit codes.",
+    )
     top.add_argument("--version", action="version", version=f"tether {__version__}")
     sub = top.add_subparsers(dest="command", required=True)
-    _serve(sub.add_parser("serve", help="speak LSP (stdio by default)"))
+    _serve(
+        sub.add_parser(
+            "serve",
+            help="speak LSP (stdio by default)",
+            description="Speak LSP to an editor, over stdio (or --tcp).",
+            epilog=SERVE_HELP,
+            formatter_class=argparse.RawDescriptionHelpFormatter,
+        )
+    )
 
-    def at_workspace(name: str, says: str) -> argparse.ArgumentParser:
-        command = sub.add_parser(name, help=says)
-        command.add_argument("--workspace", type=Path, default=Path.cwd())
+    def at_workspace(name: str, says: str, exits: str) -> argparse.ArgumentParser:
+        command = sub.add_parser(
+            name,
+            help=says,
+            description=f"{says[0].upper()}{says[1:]}.",
+            epilog=f"{TERMINAL_ENV}\n\n{exits}",
+            formatter_class=argparse.RawDescriptionHelpFormatter,
+        )
+        command.add_argument("--workspace", type=Path, metavar="DIR", help=WORKSPACE_HELP)
         return command
 
-    ask = at_workspace("ask", "ask tether from the terminal")
+    ask = at_workspace(
+        "ask",
+        "ask tether from the terminal: the answer on stdout, the calls on stderr",
+        TURN_EXITS,
+    )
     ask.add_argument("prompt", nargs="+")
-    ask.add_argument("--session", help="continue this session")
-    at_workspace("sessions", "list this workspace's sessions")
-    at_workspace("rules", "list the approvals this workspace remembers")
-    forget = at_workspace("forget", "forget a remembered approval (an ID from `rules`)")
+    ask.add_argument("--session", help="continue this session (an ID from `tether sessions`)")
+    at_workspace("sessions", "list this workspace's sessions", LIST_EXITS)
+    at_workspace("rules", "list the approvals this workspace remembers", LIST_EXITS)
+    at_workspace(
+        "doctor",
+        "check what tether finds here: its settings, git, ripgrep, and the sandbox (its probe)",
+        DOCTOR_EXITS,
+    )
+    forget = at_workspace(
+        "forget", "forget a remembered approval (an ID from `tether rules`)", FORGET_EXITS
+    )
     forget.add_argument("rule", metavar="ID")
     for verb, says in (("approve", "allow"), ("deny", "deny")):
-        decide = at_workspace(verb, f"{says} a parked turn's calls, then let it run on")
+        decide = at_workspace(verb, f"{says} a parked turn's calls, then let it run on", TURN_EXITS)
         decide.add_argument("session")
         decide.add_argument("--call", action="append", dest="calls", help="only this call id")
         if verb == "approve":
-            decide.add_argument("--remember", choices=["session", "workspace"])
+            decide.add_argument(
+                "--remember",
+                choices=["session", "workspace"],
+                help="also remember the approval, as `Allow always` does",
+            )
         else:
-            decide.add_argument("--reason")
+            decide.add_argument("--reason", help="why: the model reads it")
     return top
 
 
@@ -67,28 +182,69 @@ def _serve(serve: argparse.ArgumentParser) -> None:
         help="let --tcp listen on an address that is not loopback: then anyone who can reach "
         "it and holds the token runs commands, over an unencrypted connection",
     )
-    serve.add_argument("--log-level", default="INFO", choices=["DEBUG", "INFO", "WARNING", "ERROR"])
+    serve.add_argument(
+        "--log-level",
+        default="INFO",
+        choices=["DEBUG", "INFO", "WARNING", "ERROR"],
+        help="of the log on stderr (default: INFO)",
+    )
 
 
 def terminal(args: argparse.Namespace) -> int:
-    """The terminal's commands: each an LSP client of a `tether serve` it starts."""
-    from tether.terminal import client
+    """The terminal's commands. ``sessions``, ``rules`` and ``forget`` read the store
+    themselves, as does an ``approve`` / ``deny`` with nothing to decide: no server, an
+    answer well within a second. The rest are LSP clients of a ``tether serve`` they
+    start, before anything else is imported (pygls and lsprotocol cost about a third of a
+    second on either side), so that its start-up overlaps the client's."""
+    from tether.terminal import launch
 
-    workspace = args.workspace.resolve()
-    match args.command:
-        case "ask":
-            return client.ask(" ".join(args.prompt), workspace, args.session)
-        case "approve" | "deny":
-            extra = ("remember",) if args.command == "approve" else ("reason",)
-            argument = {"session": args.session} | {
-                key: getattr(args, key) for key in ("calls", *extra) if getattr(args, key)
-            }
-            return client.decide(workspace, f"tether.{args.command}", argument)
-        case "rules":
-            return client.rules(workspace)
-        case "forget":
-            return client.forget(workspace, args.rule)
-    return client.sessions(workspace)
+    try:
+        options = launch.ask_options(os.environ)
+    except launch.BadOptions as exc:
+        print(f"tether: {exc}", file=sys.stderr)
+        return 1
+    workspace = launch.workspace_root(args.workspace, Path.cwd())
+    if args.command == "doctor":
+        from tether.terminal import doctor
+
+        return doctor.report(os.environ, options, workspace)
+    if args.command in ("sessions", "rules", "forget", "approve", "deny"):
+        from tether.terminal import from_store
+
+        try:
+            with from_store.opened(os.environ, options) as store:
+                match args.command:
+                    case "sessions":
+                        return from_store.sessions(store, workspace)
+                    case "rules":
+                        return from_store.rules(store, workspace)
+                    case "forget":
+                        return from_store.forget(store, workspace, args.rule)
+                nothing = from_store.undecidable(store, args.session)
+        except from_store.Unreadable as exc:
+            print(f"tether: {exc}", file=sys.stderr)
+            return 1
+        if nothing is not None:
+            print(f"tether: {nothing}", file=sys.stderr)
+            return 1
+    try:
+        server = launch.start_server(os.environ)
+    except OSError as exc:
+        print(f"tether: could not start the server: {exc}", file=sys.stderr)
+        return 1
+    start = launch.Start(f"tether {args.command}", workspace, options, server)
+    try:
+        from tether.terminal import client
+    except BaseException:
+        launch.stop_server(server)
+        raise
+    if args.command == "ask":
+        return client.ask(start, " ".join(args.prompt), args.session)
+    extra = ("remember",) if args.command == "approve" else ("reason",)
+    argument = {"session": args.session} | {
+        key: getattr(args, key) for key in ("calls", *extra) if getattr(args, key)
+    }
+    return client.decide(start, f"tether.{args.command}", argument)
 
 
 def serve_lsp(tcp: str | None, level: str, allow_remote: bool = False) -> int:
@@ -117,6 +273,12 @@ def serve_lsp(tcp: str | None, level: str, allow_remote: bool = False) -> int:
         if allow_remote:
             print("tether: --allow-remote goes with --tcp", file=sys.stderr)
             return 2
+        if sys.stdin.isatty():  # started by hand, not by an editor
+            print(
+                "tether serve: speaking LSP on stdin and stdout (an editor starts this "
+                "itself; `tether ask` talks to it for you). Ctrl-C stops it.",
+                file=sys.stderr,
+            )
         return serving.serve_stdio(served())
     try:
         address = over_tcp.Address.parse(tcp, allow_remote)

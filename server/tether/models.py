@@ -109,7 +109,22 @@ class ToolCall(Frozen):
             return f"[not shown: {exc}]"
         except ValueError:
             return self.arguments
-        return value if isinstance(value, dict) else self.arguments
+        return _sendable_keys(value) if isinstance(value, dict) else self.arguments
+
+
+def _sendable_keys(value: Any) -> Any:
+    """``value`` with each lone surrogate in an object's key escaped (``"\\ud800"``): a
+    JSON encoder takes one in a string but refuses one in a key, and a model can send
+    either (``{"path": {"\\ud800": 1}}``); a string is escaped where text leaves."""
+    if isinstance(value, dict):
+        return {_sendable(k): _sendable_keys(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_sendable_keys(v) for v in value]
+    return value
+
+
+def _sendable(key: str) -> str:
+    return key if key.isascii() else key.encode("utf-8", "backslashreplace").decode("utf-8")
 
 
 class ToolResult(Frozen):
@@ -123,11 +138,17 @@ class ToolResult(Frozen):
     ended_at: datetime | None = None
     reason: str | None = None
     decided_by: str | None = None
+    sandboxed: bool | None = None  # a command: whether it ran in the sandbox
+
+
+# Tokens one request may count: far past any model's context window, and small enough
+# that a session's stats, summed over its requests, stay exact as JSON numbers (2**53).
+MAX_TOKENS = 10**9
 
 
 class Usage(Frozen):
-    input_tokens: int = 0
-    output_tokens: int = 0
+    input_tokens: int = Field(default=0, ge=0, le=MAX_TOKENS)
+    output_tokens: int = Field(default=0, ge=0, le=MAX_TOKENS)
 
 
 class Reply(Frozen):
@@ -177,6 +198,8 @@ class Stats(Frozen):
     tool_time_s: float = 0.0
     tool_time_sum_s: float = 0.0
     requests: int = 0  # provider requests that reported usage
+    commands_sandboxed: int = 0  # commands that ran in the sandbox
+    commands_unsandboxed: int = 0  # ... and that ran with the person's full rights
     input_tokens: int = 0
     output_tokens: int = 0
     turns: list[TurnUsage] = Field(default_factory=list)

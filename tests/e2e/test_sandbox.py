@@ -78,6 +78,8 @@ async def test_a_sandboxed_command_works_in_the_workspace_and_nowhere_else(
     assert "SECRET KEY" not in secret and "No such file" in secret
     assert "Read-only file system" in hook and not (ws / ".git/hooks/pre-commit").exists()
     assert all("Runs in the sandbox; no network" in d for d in editor.dialogs)
+    stats = (await editor.history(result["session"]))["stats"]
+    assert (stats["commands_sandboxed"], stats["commands_unsandboxed"]) == (4, 0)
 
 
 async def test_the_network_is_there_only_when_the_person_allowed_a_call_that_asked(
@@ -183,8 +185,10 @@ async def test_without_a_working_sandbox_auto_asks_and_says_why(
     stub.script(tool_calls(("command", {"command": "echo unsandboxed"})), text("done"))
     editor.answers = ["Allow"]
 
-    await editor.run("go")
+    result = await editor.run("go")
 
+    stats = (await editor.history(result["session"]))["stats"]
+    assert (stats["commands_sandboxed"], stats["commands_unsandboxed"]) == (0, 1)
     (dialog,) = editor.dialogs  # sandboxed approval cannot apply: it asks
     assert (
         "Runs WITHOUT the sandbox, with your full rights: user namespaces are restricted" in dialog

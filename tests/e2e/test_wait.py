@@ -4,6 +4,7 @@ requests time out (Emacs's jsonrpc, at 10 s) never see a long turn fail."""
 
 from __future__ import annotations
 
+import asyncio
 from typing import Any
 
 import pytest
@@ -73,6 +74,9 @@ async def test_a_turn_that_cannot_run_is_refused_even_without_waiting(
         await editor.command("tether.approve", {"session": session, "wait": False})
     with pytest.raises(JsonRpcException, match=r"unknown session|no session"):
         await editor.command("tether.run", {"prompt": "x", "session": "nope", "wait": False})
+    # A refusal is the request's answer, not a failure to log with its traceback.
+    await asyncio.sleep(0.2)
+    assert not [m for m in editor.client.log_messages if "background turn" in m.message]
 
 
 async def test_a_second_turn_on_a_running_session_is_refused_without_waiting(

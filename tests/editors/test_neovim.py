@@ -188,6 +188,197 @@ def test_the_lsp_config_serves_the_commands_without_setup(
     assert user_prompts(stub, 0) == ["hello"]
 
 
+def path_without_tether(*first: Path) -> str:
+    """$PATH without any directory holding a ``tether``, after the directories ``first``."""
+    dirs = os.environ.get("PATH", "").split(os.pathsep)
+    kept = [d for d in dirs if d and not (Path(d) / "tether").exists()]
+    return os.pathsep.join([str(d) for d in first] + kept)
+
+
+def tether_script(path: Path, *, works: bool = True) -> Path:
+    """A ``tether`` at ``path``: this checkout's (noting its use in ``<path>.used``), or one
+    that fails."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    if works:
+        body = f'echo used >> "$0.used"\nexec "{sys.executable}" -m tether "$@"'
+    else:
+        body = 'echo "not this tether" >&2\nexit 3'
+    path.write_text(f"#!/bin/sh\n{body}\n")
+    path.chmod(0o755)
+    return path
+
+
+PATCH_X = {"path": "a.py", "edits": [{"old": "X = 1", "new": "X = 2"}]}
+CHECK_X = {"command": "python -c 'import a; print(a.X)'"}
+
+
+@pytest.mark.parametrize("case", ["clean", "dirty"])
+def test_a_patch_is_saved_before_the_command_after_it_unless_the_person_had_changes(
+    scenario: Scenario, stub: ProviderStub, workspace: Path, case: str
+) -> None:
+    (workspace / "a.py").write_text("X = 1\n")
+    stub.script(tool_calls(("patch", PATCH_X), ("command", CHECK_X)), text("done"))
+
+    scenario.run("save", TETHER_NVIM_CASE=case)
+
+    patched, checked = tool_answers(stub, 1)
+    assert patched.startswith("edited a.py")
+    if case == "clean":
+        assert (workspace / "a.py").read_text() == "X = 2\n"
+        assert checked.splitlines()[:2] == ["exit code: 0", "2"]  # the patched file ran
+        assert "a.py" not in checked
+    else:
+        assert (workspace / "a.py").read_text() == "X = 1\n"
+        assert checked.splitlines()[:2] == ["exit code: 0", "1"]  # the file on disk ran
+        assert "a.py" in checked  # the model is told whose editor text the command missed
+
+
+def test_a_patch_applied_from_its_code_action_is_saved(
+    scenario: Scenario, stub: ProviderStub, workspace: Path
+) -> None:
+    (workspace / "a.py").write_text("X = 1\n")
+    stub.script(tool_calls(("patch", PATCH_X)), text("done"))
+
+    scenario.run("save", TETHER_NVIM_CASE="apply")
+
+    assert (workspace / "a.py").read_text() == "X = 2\n"
+    assert "applied this change in the editor" in tool_answers(stub, 1)[0]
+
+
+def test_a_new_session_is_the_one_the_answer_names_not_the_first_that_speaks(
+    scenario: Scenario, stub: ProviderStub
+) -> None:
+    stub.script(
+        text("first answer", chunk_size=2, delay_s=0.05), text("second answer", delay_s=0.1)
+    )
+
+    scenario.run("new_session")
+
+    assert sorted(user_prompts(stub, 0) + user_prompts(stub, 1)) == ["one", "two"]
+
+
+def test_a_commands_output_streams_into_the_chat_and_folds_when_it_ends(
+    scenario: Scenario, stub: ProviderStub
+) -> None:
+    lines = "for i in 1 2 3 4 5 6 7 8; do echo line $i; sleep 0.2; done"
+    failing = f"{lines}; echo 'No module named pytest' >&2; exit 1"
+    stub.script(tool_calls(("command", {"command": failing})), text("saw it"))
+
+    scenario.run("output")
+
+    assert "No module named pytest" in tool_answers(stub, 1)[0]
+
+
+def test_the_statusline_shows_the_context_and_the_tokens(
+    scenario: Scenario, stub: ProviderStub
+) -> None:
+    stub.script(text("counted"))
+
+    scenario.run("usage")
+
+
+@pytest.mark.parametrize("case", ["venv", "path", "explicit", "lsp"])
+def test_the_server_is_found_without_a_configured_command(
+    scenario: Scenario, stub: ProviderStub, workspace: Path, tmp_path: Path, case: str
+) -> None:
+    (workspace / ".git").mkdir()
+    (workspace / "notes.txt").write_text("notes\n")
+    venv = tether_script(workspace / ".venv" / "bin" / "tether", works=case != "path")
+    on_path = tether_script(tmp_path / "bin" / "tether", works=case == "path")
+    stub.script(text("hello from the server it found"))
+
+    path = path_without_tether(on_path.parent) if case in ("path", "explicit") else None
+    scenario.run("finder", TETHER_NVIM_CASE=case, PATH=path or path_without_tether())
+
+    used = {p.name: Path(f"{p}.used").exists() for p in (venv, on_path)}
+    if case in ("venv", "lsp"):
+        assert Path(f"{venv}.used").exists() and not Path(f"{on_path}.used").exists()
+    elif case == "path":
+        assert Path(f"{on_path}.used").exists(), used
+    else:
+        assert not Path(f"{venv}.used").exists() and not Path(f"{on_path}.used").exists()
+
+
+@pytest.mark.parametrize("case", ["none", "venv", "lsp"])
+def test_checkhealth_finds_the_server_or_says_how_to_install_it(
+    scenario: Scenario, workspace: Path, case: str
+) -> None:
+    if case == "venv":
+        tether_script(workspace / ".venv" / "bin" / "tether")
+
+    scenario.run("health_install", TETHER_NVIM_CASE=case, PATH=path_without_tether())
+
+
+@pytest.mark.parametrize("case", ["real", "fake", "broken"])
+def test_checkhealth_runs_the_sandbox_self_check(
+    scenario: Scenario, tmp_path: Path, case: str
+) -> None:
+    path = os.environ.get("PATH", "")
+    if case == "real" and shutil.which("bwrap") is None:
+        pytest.skip("bubblewrap is not installed here")
+    fake = tmp_path / "fake-bin" / "bwrap"
+    if case == "fake":  # fails the way Ubuntu's AppArmor restriction makes it fail
+        fake.parent.mkdir()
+        fake.write_text(
+            "#!/bin/sh\necho 'bwrap: setting up uid map: Permission denied' >&2\nexit 1\n"
+        )
+        fake.chmod(0o755)
+        path = os.pathsep.join([str(fake.parent), path])
+    scenario.run(
+        "health_doctor", TETHER_NVIM_CASE=case, TETHER_NVIM_FAKE_BWRAP=str(fake), PATH=path
+    )
+
+
+def test_plug_mappings_drive_the_plugin(
+    scenario: Scenario, stub: ProviderStub, workspace: Path
+) -> None:
+    stub.script(tool_calls(("command", {"command": "echo made > made.txt"})), text("made it"))
+
+    scenario.run("mappings")
+
+    assert (workspace / "made.txt").read_text() == "made\n"
+
+
+def test_the_awaiting_approval_note_leaves_once_decided(
+    scenario: Scenario, stub: ProviderStub, workspace: Path
+) -> None:
+    (workspace / "notes.txt").write_text("notes\n")
+    (workspace / "build").mkdir()
+    stub.script(
+        tool_calls(("command", {"command": "echo made > made.txt"})),
+        text("made it"),
+        tool_calls(("command", {"command": "rm -rf build"})),
+        text("understood"),
+    )
+
+    scenario.run("decided")
+
+    assert (workspace / "build").is_dir()
+    assert "not now" in tool_answers(stub, 3)[1]
+
+
+def test_the_approval_picker_shows_the_message_whole_and_the_diff_coloured(
+    scenario: Scenario, stub: ProviderStub, workspace: Path
+) -> None:
+    (workspace / "app.py").write_text("x = 1\n")
+    patch = {"path": "app.py", "edits": [{"old": "y = 2", "new": "y = 3"}]}
+    stub.script(tool_calls(("patch", patch)), text("patched"))
+
+    scenario.run("picker")
+
+
+def test_the_patch_code_action_shows_its_diff_beside_the_picker(
+    scenario: Scenario, stub: ProviderStub, workspace: Path
+) -> None:
+    (workspace / "app.py").write_text("x = 1\n")
+    patch = {"path": "app.py", "edits": [{"old": "y = 2", "new": "y = 3"}]}
+    stub.script(tool_calls(("patch", patch)))
+
+    scenario.run("code_action_preview")
+
+    assert (workspace / "app.py").read_text() == "x = 1\n"
+
+
 def test_the_help_file_indexes_and_its_links_resolve(nvim: str, tmp_path: Path) -> None:
     plugin = tmp_path / "plugin-copy"
     shutil.copytree(PLUGIN / "doc", plugin / "doc")  # helptags writes doc/tags
@@ -210,4 +401,54 @@ def test_the_help_file_indexes_and_its_links_resolve(nvim: str, tmp_path: Path) 
     assert done.returncode == 0, done.stderr
     tags = {line.split("\t")[0] for line in (plugin / "doc" / "tags").read_text().splitlines()}
     commands = {":TetherAsk", ":TetherApprove", ":TetherDeny", ":TetherCancel", ":TetherChat"}
-    assert commands | {"tether.setup()", "tether-lsp-config"} <= tags
+    commands.add(":TetherSessions")
+    plugs = {f"<Plug>({c[1:]})" for c in commands}
+    others = {"tether.setup()", "tether-lsp-config", "tether.statusline()", "tether-mappings"}
+    assert commands | plugs | others <= tags
+
+
+@pytest.mark.parametrize("case", ["missing", "none", "exits"])
+def test_a_server_that_cannot_start_is_reported_and_the_next_ask_tries_again(
+    scenario: Scenario, case: str
+) -> None:
+    scenario.run("no_server", TETHER_NVIM_CASE=case, PATH=path_without_tether())
+
+
+def test_a_buffer_is_read_again_after_a_command_changed_its_file(
+    scenario: Scenario, stub: ProviderStub, workspace: Path
+) -> None:
+    (workspace / "a.py").write_text("X = 1\n")
+    (workspace / "b.py").write_text("Y = 1\n")
+    rewrite = {"command": "echo 'X = 3' > a.py; echo 'Y = 9' > b.py"}
+    stub.script(
+        tool_calls(("command", rewrite)),
+        tool_calls(("fs-read", {"path": "a.py"}), delay_s=0.3),
+        text("read it"),
+    )
+
+    scenario.run("reload")
+
+    assert "X = 3" in tool_answers(stub, 2)[1]  # the read after the command saw its effect
+    assert (workspace / "b.py").read_text() == "Y = 9\n"
+
+
+def test_a_session_picked_from_the_list_shows_its_history_and_goes_on(
+    scenario: Scenario, stub: ProviderStub
+) -> None:
+    stub.script(text("first answer"), text("second answer"), text("third answer"))
+
+    scenario.run("sessions")
+
+    assert user_prompts(stub, 2) == ["first question", "third question"]
+
+
+def test_a_call_parked_in_one_neovim_is_approved_from_the_next(
+    scenario: Scenario, stub: ProviderStub, workspace: Path
+) -> None:
+    stub.script(tool_calls(("command", {"command": "echo made > made.txt"})), text("made it"))
+
+    scenario.run("resume", TETHER_NVIM_CASE="park")
+    assert not (workspace / "made.txt").exists()
+    scenario.run("resume", TETHER_NVIM_CASE="approve")
+
+    assert (workspace / "made.txt").read_text() == "made\n"

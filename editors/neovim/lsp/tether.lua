@@ -4,13 +4,17 @@
 --   vim.lsp.enable("tether")
 --
 -- The plugin's commands (:TetherAsk, ...) then drive this client. It attaches to every
--- file buffer so that the agent reads unsaved text and its patches land in buffers.
+-- file buffer so that the agent reads unsaved text and its patches land in buffers. The
+-- server is `tether serve` from PATH, else from the workspace's .venv; a `cmd` given to
+-- vim.lsp.config wins.
 local client = require("tether.client")
 
 ---@type vim.lsp.Config
 return {
-  cmd = { "tether", "serve" },
+  cmd = client.lsp_config_cmd,
   root_markers = { ".git" },
+  capabilities = client.capabilities(),
   handlers = client.handlers,
+  commands = client.commands,
   on_exit = client.on_exit,
 }

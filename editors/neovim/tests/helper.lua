@@ -9,6 +9,8 @@ vim.g.loaded_python3_provider = 0 -- ftplugin/python.vim would probe it: about 1
 local T = {
   dialogs = {}, ---@type string[] the prompts vim.ui.select was shown
   answers = {}, ---@type string[] titles to choose, in order; none left: dismiss
+  ---@type { prompt: string, kind: string?, items: table[], previews: string[][] }[]
+  selects = {}, -- every vim.ui.select call, with the preview floats open at that moment
 }
 
 local function log(...)
@@ -33,16 +35,42 @@ vim.notify = function(message, level)
   log("notify:", tostring(level), message)
 end
 
--- The server's approval dialog arrives here (Neovim's showMessageRequest handler).
-vim.ui.select = function(items, opts, on_choice)
-  table.insert(T.dialogs, opts.prompt)
-  local answer = table.remove(T.answers, 1)
-  for _, item in ipairs(items) do
-    if item.title == answer then
-      return on_choice(item)
+--- The lines of the floating windows open now.
+function T.floats()
+  local floats = {}
+  for _, win in ipairs(vim.api.nvim_list_wins()) do
+    if vim.api.nvim_win_get_config(win).relative ~= "" then
+      local buf = vim.api.nvim_win_get_buf(win)
+      table.insert(floats, vim.api.nvim_buf_get_lines(buf, 0, -1, false))
     end
   end
-  on_choice(nil)
+  return floats
+end
+
+-- The server's approval dialog arrives here (the plugin's showMessageRequest handler), and
+-- so do code action pickers: answered with the next of T.answers (a title or a prefix).
+vim.ui.select = function(items, opts, on_choice)
+  table.insert(
+    T.selects,
+    { prompt = opts.prompt, kind = opts.kind, items = items, previews = T.floats() }
+  )
+  if opts.kind == "codeaction" then
+    local answer = table.remove(T.answers, 1)
+    for i, item in ipairs(items) do
+      if answer and vim.startswith(item.action.title, answer) then
+        return on_choice(item, i)
+      end
+    end
+    return on_choice(nil, nil)
+  end
+  table.insert(T.dialogs, opts.prompt)
+  local answer = table.remove(T.answers, 1)
+  for i, item in ipairs(items) do
+    if item.title == answer then
+      return on_choice(item, i)
+    end
+  end
+  on_choice(nil, nil)
 end
 
 function T.expect(condition, message)

@@ -1,8 +1,10 @@
 /**
  * Approvals in the editor: the server's dialog (a notification with Allow /
  * Allow always / Deny) and the chat view's cards answer the same question, so
- * whichever the person uses first decides; a parked call (its dialog dismissed,
- * or dialogs off) is decided with tether.approve / tether.deny instead.
+ * whichever the person uses first decides. A dialog names its call by the `call_id`
+ * its action items carry; the card of that call answers it with the dialog's own item.
+ * A parked call (its dialog dismissed, or dialogs off) is decided with tether.approve /
+ * tether.deny instead.
  */
 
 import * as vscode from 'vscode';
@@ -10,22 +12,28 @@ import type { MessageActionItem, ShowMessageRequestParams } from 'vscode-languag
 import { MessageType } from 'vscode-languageclient/node';
 
 import type { TetherClient } from './client';
-import { DialogBook, type DialogAction } from './view/dialogs';
-import type { Answer, TurnResult, Update } from './view/protocol';
+import {
+  DialogBook,
+  TITLES,
+  dialogCall,
+  offeredAnswers,
+  unsavedNote,
+  type ActionItem,
+} from './view/dialogs';
+import type { Answer, Outcome, Update } from './view/protocol';
 
-const TITLES: Record<Answer, DialogAction> = {
-  allow: 'Allow',
-  always: 'Allow always',
-  deny: 'Deny',
-};
+/** Told when a call's dialog opens (what it offers and warns of) and when it closes. */
+export type DialogListener = (callId: string, offers: Answer[] | undefined, note?: string) => void;
 
 export class Approvals {
   private readonly book = new DialogBook();
   private client: TetherClient | undefined;
+  private listener: DialogListener = () => undefined;
 
   /** Set once the client exists (the client needs `showDialog` to be created). */
-  attach(client: TetherClient): void {
+  attach(client: TetherClient, listener: DialogListener): void {
     this.client = client;
+    this.listener = listener;
   }
 
   observe(update: Update): void {
@@ -49,20 +57,18 @@ export class Approvals {
 
   /** The server's `window/showMessageRequest`: shown as the language client would show it. */
   showDialog(params: ShowMessageRequestParams): Promise<MessageActionItem | null> {
-    const actions = params.actions ?? [];
-    const call = this.book.match(
-      params.message,
-      actions.map((a) => a.title),
-    );
+    const actions: ActionItem[] = params.actions ?? [];
+    const callId = dialogCall(actions);
     const shown = show(params.type, params.message, actions);
-    if (call === undefined) {
-      return Promise.resolve(shown).then((item) => item ?? null);
+    if (callId === undefined) {
+      return Promise.resolve(shown).then((item) => (item as MessageActionItem | undefined) ?? null);
     }
+    this.listener(callId, offeredAnswers(actions), unsavedNote(params.message));
     return new Promise((resolve) => {
       let answered = false;
-      this.book.opened(call.callId, (title) => {
+      this.book.opened(callId, actions, (item) => {
         answered = true;
-        resolve({ title });
+        resolve(item as MessageActionItem);
         // Answered on the card: the notification cannot be closed through the API, so the
         // toasts go to the notification centre (a click on it there changes nothing).
         void vscode.commands.executeCommand('notifications.hideToasts');
@@ -70,20 +76,22 @@ export class Approvals {
       void shown.then((item) => {
         if (answered) {
           if (item !== undefined) {
+            const what = this.book.call(callId)?.summary ?? 'this call';
             void vscode.window.showInformationMessage(
-              `tether: ${call.summary} was already answered in the chat view.`,
+              `tether: ${what} was already answered in the chat view.`,
             );
           }
           return;
         }
-        this.book.closed(call.callId);
-        resolve(item ?? null);
+        this.book.closed(callId);
+        this.listener(callId, undefined);
+        resolve((item as MessageActionItem | undefined) ?? null);
       });
     });
   }
 
   /** One call: its open dialog is answered, else the parked call is decided. */
-  async decide(session: string, callId: string, answer: Answer): Promise<TurnResult | undefined> {
+  async decide(session: string, callId: string, answer: Answer): Promise<Outcome | undefined> {
     if (this.book.answer(callId, TITLES[answer])) {
       return undefined;
     }
@@ -94,7 +102,7 @@ export class Approvals {
   }
 
   /** Every call of `session` that waits: open dialogs are answered, parked calls decided. */
-  async decideAll(session: string, answer: Answer): Promise<TurnResult | undefined> {
+  async decideAll(session: string, answer: Answer): Promise<Outcome | undefined> {
     const open = this.book.openCalls().filter((c) => c.session === session);
     if (open.length > 0) {
       for (const call of open) {
@@ -124,8 +132,8 @@ export class Approvals {
 function show(
   type: MessageType,
   message: string,
-  actions: MessageActionItem[],
-): Thenable<MessageActionItem | undefined> {
+  actions: ActionItem[],
+): Thenable<ActionItem | undefined> {
   switch (type) {
     case MessageType.Error:
       return vscode.window.showErrorMessage(message, ...actions);

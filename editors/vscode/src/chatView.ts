@@ -2,7 +2,8 @@
  * The chat view: a webview in tether's own activity-bar container. It only
  * carries messages between the webview and the ChatController (view/controller.ts)
  * and serves the page, under a Content-Security-Policy that allows nothing but
- * the extension's own script (by nonce) and style sheet.
+ * the extension's own script (by nonce) and style sheet: no inline script, no image,
+ * no connection, nothing from elsewhere.
  */
 
 import { randomBytes } from 'node:crypto';
@@ -53,8 +54,9 @@ export class ChatView implements vscode.WebviewViewProvider, vscode.Disposable {
     }
   }
 
+  /** Where the webview's script is: one file, bundled with markdown-it (`npm run build`). */
   private scripts(): vscode.Uri {
-    return vscode.Uri.joinPath(this.extensionUri, 'out', 'webview', 'webview');
+    return vscode.Uri.joinPath(this.extensionUri, 'out', 'webview');
   }
 
   private page(webview: vscode.Webview): string {

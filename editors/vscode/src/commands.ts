@@ -5,6 +5,7 @@ import * as vscode from 'vscode';
 import type { Approvals } from './approvals';
 import type { ChatView } from './chatView';
 import type { TetherClient } from './client';
+import { API_KEY_SECRET } from './configuration';
 import type { ActivityTracker } from './view/activity';
 import type { ChatController } from './view/controller';
 import type { Answer } from './view/protocol';
@@ -15,6 +16,7 @@ export interface Parts {
   activity: ActivityTracker;
   controller: ChatController;
   view: ChatView;
+  secrets: vscode.SecretStorage;
 }
 
 export function registerCommands(parts: Parts): vscode.Disposable[] {
@@ -42,7 +44,30 @@ export function registerCommands(parts: Parts): vscode.Disposable[] {
       }
       await controller.stop();
     }),
+    vscode.commands.registerCommand('tether.setApiKey', () => setApiKey(parts.secrets)),
   ];
+}
+
+/** The provider's API key, kept in VS Code's SecretStorage (never settings.json); empty removes it. */
+async function setApiKey(secrets: vscode.SecretStorage): Promise<void> {
+  const key = await vscode.window.showInputBox({
+    title: 'tether: the API key for the provider',
+    prompt:
+      "Kept in VS Code's secret storage and sent to the tether server as provider.api_key. " +
+      'Leave it empty to remove the stored key.',
+    password: true,
+    ignoreFocusOut: true,
+  });
+  if (key === undefined) {
+    return;
+  }
+  if (key.trim() === '') {
+    await secrets.delete(API_KEY_SECRET);
+    void vscode.window.showInformationMessage('tether: the stored API key is removed.');
+  } else {
+    await secrets.store(API_KEY_SECRET, key.trim());
+    void vscode.window.showInformationMessage("tether: the API key is stored in VS Code's secret storage.");
+  }
 }
 
 /** Decides every waiting call of the shown session, else of a session picked from those waiting. */

@@ -6,18 +6,19 @@ import { Approvals } from './approvals';
 import { ChatView, VIEW_ID } from './chatView';
 import { TetherClient } from './client';
 import { registerCommands } from './commands';
-import { affectsServer } from './configuration';
+import { affectsServer, affectsSettings, API_KEY_SECRET, ServerMissing } from './configuration';
 import { ProposedChanges, SCHEME } from './diff';
 import { StatusBar } from './statusBar';
 import { ActivityTracker } from './view/activity';
 import { ChatController, type Backend } from './view/controller';
+import { UsageBook } from './view/usage';
 
 export async function activate(context: vscode.ExtensionContext): Promise<void> {
   const output = vscode.window.createOutputChannel('tether', { log: true });
   const approvals = new Approvals();
-  const client = new TetherClient(output, (params) => approvals.showDialog(params));
-  approvals.attach(client);
+  const client = new TetherClient(output, context.secrets, (params) => approvals.showDialog(params));
   const activity = new ActivityTracker();
+  const usage = new UsageBook();
   const statusBar = new StatusBar();
   const diffs = new ProposedChanges();
 
@@ -34,13 +35,26 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
       statusBar.show(activity.state);
       return sessions;
     },
-    history: (session) => client.history(session),
+    history: async (session) => {
+      const history = await client.history(session);
+      usage.seed(session, history.stats);
+      return history;
+    },
     showDiff: async (call) => diffs.show(call.id, await client.planned(call.session, call.id)),
+    copy: async (text) => vscode.env.clipboard.writeText(text),
   };
   const view = new ChatView(context.extensionUri, () => controller);
   const controller = new ChatController(backend, (message) => {
     view.post(message);
   });
+  approvals.attach(client, (callId, offers, note) => {
+    controller.dialog(callId, offers, note);
+  });
+  const shownChanged = (): void => {
+    statusBar.showUsage(usage.shown(controller.session));
+    const stoppable = controller.status === 'running' || controller.status === 'awaiting_approval';
+    void vscode.commands.executeCommand('setContext', 'tether.turnActive', stoppable);
+  };
 
   context.subscriptions.push(
     output,
@@ -48,30 +62,72 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
     statusBar,
     diffs,
     view,
+    controller.onChange(shownChanged),
     vscode.workspace.registerTextDocumentContentProvider(SCHEME, diffs),
     vscode.window.registerWebviewViewProvider(VIEW_ID, view),
     client.onUpdate((update) => {
       activity.apply(update);
       approvals.observe(update);
+      if (update.kind === 'usage') {
+        usage.apply(update);
+        statusBar.showUsage(usage.shown(controller.session));
+      }
       controller.update(update);
       statusBar.show(activity.state);
     }),
+    client.onStopped(() => {
+      controller.serverLost();
+    }),
     vscode.workspace.onDidChangeConfiguration((event) => {
       if (affectsServer(event)) {
-        void client.restart();
+        void start(client, output, () => client.restart());
+      } else if (affectsSettings(event)) {
+        void client.settingsChanged().catch((error: unknown) => {
+          output.error(`the settings could not be sent: ${String(error)}`);
+        });
       }
     }),
-    ...registerCommands({ client, approvals, activity, controller, view }),
+    context.secrets.onDidChange((event) => {
+      if (event.key === API_KEY_SECRET) {
+        void client.settingsChanged().catch((error: unknown) => {
+          output.error(`the API key could not be sent: ${String(error)}`);
+        });
+      }
+    }),
+    ...registerCommands({ client, approvals, activity, controller, view, secrets: context.secrets }),
   );
 
-  try {
-    await client.start();
+  if (await start(client, output, () => client.start())) {
     await controller.refresh();
+  }
+}
+
+/**
+ * Starts (or restarts) the server; when it cannot, says what to do (without holding up
+ * the caller), with Retry and Open Settings.
+ */
+async function start(
+  client: TetherClient,
+  output: vscode.LogOutputChannel,
+  how: () => Promise<unknown>,
+): Promise<boolean> {
+  try {
+    await how();
+    return true;
   } catch (error) {
-    output.error(`tether serve did not start: ${String(error)}`);
-    void vscode.window.showErrorMessage(
-      'tether: the server did not start; check the setting tether.serverCommand.',
-    );
+    const missing = error instanceof ServerMissing;
+    output.error(missing ? error.message : `tether serve did not start: ${String(error)}`);
+    const message = missing
+      ? error.message
+      : 'tether: the server did not start (see the output "tether"); check the setting tether.serverCommand.';
+    void vscode.window.showErrorMessage(message, 'Retry', 'Open Settings').then(async (choice) => {
+      if (choice === 'Retry') {
+        await start(client, output, () => client.restart());
+      } else if (choice === 'Open Settings') {
+        await vscode.commands.executeCommand('workbench.action.openSettings', 'tether.serverCommand');
+      }
+    });
+    return false;
   }
 }
 

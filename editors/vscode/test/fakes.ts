@@ -4,10 +4,10 @@ import type { Backend } from '../src/view/controller';
 import type {
   Answer,
   History,
+  Outcome,
   SessionSummary,
   ToView,
   ToolEntry,
-  TurnResult,
 } from '../src/view/protocol';
 
 export interface Deferred<T> {
@@ -28,22 +28,22 @@ export function deferred<T>(): Deferred<T> {
 
 export class FakeBackend implements Backend {
   readonly calls: unknown[][] = [];
-  runResult = deferred<TurnResult>();
-  decideResult: Promise<TurnResult | undefined> = Promise.resolve(undefined);
+  runResult = deferred<Outcome>();
+  decideResult: Promise<Outcome | undefined> = Promise.resolve(undefined);
   sessionList: SessionSummary[] = [];
   histories = new Map<string, History>();
 
-  run(prompt: string, session: string | undefined): Promise<TurnResult> {
+  run(prompt: string, session: string | undefined): Promise<Outcome> {
     this.calls.push(['run', prompt, session]);
     return this.runResult.promise;
   }
 
-  decide(session: string, callId: string, answer: Answer): Promise<TurnResult | undefined> {
+  decide(session: string, callId: string, answer: Answer): Promise<Outcome | undefined> {
     this.calls.push(['decide', session, callId, answer]);
     return this.decideResult;
   }
 
-  decideAll(session: string, answer: Answer): Promise<TurnResult | undefined> {
+  decideAll(session: string, answer: Answer): Promise<Outcome | undefined> {
     this.calls.push(['decideAll', session, answer]);
     return this.decideResult;
   }
@@ -70,13 +70,19 @@ export class FakeBackend implements Backend {
     this.calls.push(['showDiff', call.id]);
     return this.diffResult;
   }
+
+  copy(text: string): Promise<void> {
+    this.calls.push(['copy', text]);
+    return Promise.resolve();
+  }
 }
 
 /** What the webview was sent, with helpers to read it. */
 export class Posted {
   readonly messages: ToView[] = [];
+  /** Copied as it is posted, as a webview's postMessage does. */
   readonly post = (message: ToView): void => {
-    this.messages.push(message);
+    this.messages.push(structuredClone(message));
   };
 
   /** The last version of each entry sent, in first-seen order. */
@@ -88,11 +94,19 @@ export class Posted {
       }
       if (message.type === 'reset' || message.type === 'entries') {
         for (const entry of message.entries) {
-          seen.set(entry.id, structuredClone(entry));
+          seen.set(entry.id, entry);
         }
       }
     }
     return seen;
+  }
+
+  /** The `output` deltas sent for a call, joined. */
+  output(callId: string): string {
+    return this.messages
+      .filter((m) => m.type === 'output' && m.callId === callId)
+      .map((m) => (m.type === 'output' ? m.text : ''))
+      .join('');
   }
 
   lastStatus(): string | undefined {

@@ -33,7 +33,12 @@ class Answers:
         )
 
     def answer(
-        self, idx: int, status: ToolStatus, content: str, decided_by: str | None = None
+        self,
+        idx: int,
+        status: ToolStatus,
+        content: str,
+        decided_by: str | None = None,
+        sandboxed: bool | None = None,
     ) -> None:
         if idx in self.answered:
             return
@@ -47,6 +52,7 @@ class Answers:
             started_at=started,
             ended_at=now() if started else None,
             decided_by=decided_by,
+            sandboxed=sandboxed,
         )
         self.store.transcript.record_result(self.reply.session, self.reply.seq, idx, result)
         self.answered.add(idx)

@@ -26,7 +26,7 @@ from tether.agent.prepare import Call, Invalid, Prepared, prepare, summary
 from tether.errors import ToolError
 from tether.models import PendingCall, ToolStatus, shortened
 from tether.store import Store, StoredReply
-from tether.tools.base import Gated, Preview, RunsUnasked, Tool
+from tether.tools.base import Gated, Preview, RunsUnasked, Sandboxable, Tool
 
 log = logging.getLogger(__name__)
 CANCELLED = "the turn was cancelled"
@@ -184,7 +184,9 @@ class Dispatcher:
                 content, status = f"{c.call.name} failed unexpectedly: {exc!r}", "error"
             finally:
                 live.close()
-            answers.answer(c.idx, status, content, decided_by=allowed.by if allowed else None)
+            sandboxed = c.tool.sandboxed(ctx) if isinstance(c.tool, Sandboxable) else None
+            by = allowed.by if allowed else None
+            answers.answer(c.idx, status, content, decided_by=by, sandboxed=sandboxed)
 
 
 def _kind(c: Call) -> Kind:

@@ -14,6 +14,7 @@ from typing import Any, TypeVar
 
 from pydantic import BaseModel
 
+from tether.errors import TetherError
 from tether.lsp.arguments import (
     AppliedArgument,
     ApproveArgument,
@@ -107,8 +108,11 @@ def _forget(ls: TetherServer, turn: asyncio.Future[TurnResult]) -> None:
     """A background turn ended. Its refusal was the request's answer; anything else that
     escaped it is a bug, logged, since no request is left to carry it."""
     ls.background.discard(turn)
-    if not turn.cancelled() and (exc := turn.exception()) is not None:
-        log.error("a background turn failed", exc_info=exc)
+    if turn.cancelled() or (exc := turn.exception()) is None:
+        return
+    if isinstance(exc, TetherError):
+        return  # a refusal (busy, nothing waiting, an unknown call): the request's answer
+    log.error("a background turn failed", exc_info=exc)
 
 
 def _token(progress: asyncio.Future[str | None]) -> str | None:

@@ -42,6 +42,7 @@ CREATE TABLE IF NOT EXISTS tool_calls (
     decided_by TEXT,
     decision TEXT CHECK (decision IN ('allow', 'deny', 'dismissed', 'applied')),
     decision_reason TEXT,
+    sandboxed INTEGER,
     PRIMARY KEY (session_id, message_seq, idx),
     FOREIGN KEY (session_id, message_seq) REFERENCES messages(session_id, seq)
 );
@@ -106,6 +107,7 @@ ADDED_COLUMNS = [
     ("messages", "output_tokens", "INTEGER"),
     ("tool_calls", "decision", "TEXT"),
     ("tool_calls", "decision_reason", "TEXT"),
+    ("tool_calls", "sandboxed", "INTEGER"),
 ]
 
 

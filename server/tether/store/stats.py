@@ -12,7 +12,7 @@ from tether.models import Stats, TurnUsage, parse_iso
 def session_stats(db: sqlite3.Connection, session: str) -> Stats:
     """Tool time (the union of the calls' spans, and their sum) and the provider's usage."""
     rows = db.execute(
-        "SELECT started_at, ended_at FROM tool_calls WHERE session_id = ?", (session,)
+        "SELECT started_at, ended_at, sandboxed FROM tool_calls WHERE session_id = ?", (session,)
     ).fetchall()
     spans = sorted(
         (start, end)
@@ -39,6 +39,8 @@ def session_stats(db: sqlite3.Connection, session: str) -> Stats:
         output_tokens=sum(t.output_tokens for t in turns),
         turns=turns,
         tool_calls=len(rows),
+        commands_sandboxed=sum(1 for r in rows if r["sandboxed"] == 1),
+        commands_unsandboxed=sum(1 for r in rows if r["sandboxed"] == 0),
         tool_time_s=round(_union_seconds(spans), 6),
         tool_time_sum_s=round(sum((end - start).total_seconds() for start, end in spans), 6),
     )

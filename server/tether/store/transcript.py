@@ -104,7 +104,7 @@ class Transcript:
         return bool(
             self._db.execute(
                 "UPDATE tool_calls SET status = ?, content = ?, started_at = ?, ended_at = ?,"
-                " reason = ?, decided_by = ?"
+                " reason = ?, decided_by = ?, sandboxed = ?"
                 " WHERE session_id = ? AND message_seq = ? AND idx = ? AND status IS NULL",
                 (
                     result.status,
@@ -113,6 +113,7 @@ class Transcript:
                     iso(result.ended_at),
                     result.reason,
                     result.decided_by,
+                    result.sandboxed,
                     session,
                     seq,
                     idx,

@@ -1,57 +1,66 @@
-"""``tether ask``, ``sessions``, ``approve``, ``deny``: the terminal as an LSP client of
-``tether serve``.
+"""``tether ask``, ``approve``, ``deny``: the terminal as an LSP client of the ``tether
+serve`` that ``launch.py`` started (``sessions``, ``rules`` and ``forget`` need no server:
+``from_store.py``).
 
-It starts ``python -m tether serve`` and drives it exactly as an editor does:
-``initialize``, ``workspace/executeCommand`` (``tether.run``, ``tether.cancel``,
-``tether.sessions``), ``tether/update`` rendered as it streams (``console.py``),
-the approval dialog (``window/showMessageRequest``) answered at the terminal,
-``workspace/applyEdit`` applied to disk (``disk_edits.py``), then ``shutdown`` and
-``exit``. Ctrl-C cancels the turn (``tether.cancel``); a second Ctrl-C quits at once.
+It drives the server exactly as an editor does: ``initialize`` (``clientInfo.name`` is
+``tether ask``, ``tether approve``…: the server runs no scheduled task for these
+short-lived clients), then ``workspace/executeCommand``. A turn (``tether.run``,
+``tether.approve``, ``tether.deny``) is started with ``"wait": false``: the result names
+the session at once, and the turn's end arrives as the ``tether/update`` of kind
+``status`` that carries its TurnResult. Only that session's updates are shown
+(``console.py``); the approval dialog (``window/showMessageRequest``) is answered at the
+terminal, and a denial with a reason is sent as ``tether.deny``; ``workspace/applyEdit`` is
+applied to disk (``disk_edits.py``); then ``shutdown`` and ``exit``. Ctrl-C cancels the
+turn; a second Ctrl-C quits at once.
 
 Exit codes: 0 done; 1 error, stopped, or a server that failed; 3 awaiting approval;
-130 cancelled.
-
-Environment:
-    TETHER_DEBUG        show the server's log (its stderr) and this client's traffic
-    TETHER_ASK_OPTIONS  a JSON object of settings, sent as ``initializationOptions``
-                        ``{"tether": ...}``, e.g. ``{"provider": {"max_retries": 0}}``
-    NO_COLOR            no colour on stderr
+130 cancelled. The environment it reads is listed by ``tether ask --help``.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import functools
 import io
-import json
 import logging
 import os
 import signal
 import subprocess
 import sys
+import threading
 import uuid
 from collections import deque
 from collections.abc import Awaitable, Callable
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import IO, Any, TypeVar
 
+import attrs
+import cattrs
 from lsprotocol import types
-from pygls.exceptions import JsonRpcException
+from pygls.exceptions import JsonRpcException, JsonRpcRequestCancelled
+from pygls.io_ import run_async
 from pygls.lsp.client import LanguageClient
+from pygls.protocol import default_converter
 
 from tether import __version__
 from tether.errors import ServerFailed
-from tether.lsp.pygls_private import server_process
-from tether.terminal import disk_edits
-from tether.terminal.console import Console, plain, visible
+from tether.terminal import disk_edits, launch
+from tether.terminal.console import EXIT_CODES, Console, plain, visible
 
 T = TypeVar("T")
 Body = Callable[["Terminal"], Awaitable[int]]
+DENY = "Deny"
+RESULT_GRACE_S = 0.5  # how long an end without its result waits for one with it
+log = logging.getLogger(__name__)
 CAPABILITIES = types.ClientCapabilities(
     window=types.WindowClientCapabilities(
         work_done_progress=False,  # the terminal shows its own progress
         show_message=types.ShowMessageRequestClientCapabilities(
-            message_action_item=types.ClientShowMessageActionItemOptions()
+            # Action items carry the call's id: a denial's reason is sent for that call.
+            message_action_item=types.ClientShowMessageActionItemOptions(
+                additional_properties_support=True
+            )
         ),
     ),
     workspace=types.WorkspaceClientCapabilities(
@@ -65,37 +74,71 @@ CAPABILITIES = types.ClientCapabilities(
 )
 
 
-def ask(prompt: str, workspace: Path, session: str | None) -> int:
-    return _main(workspace, lambda terminal: terminal.ask(prompt, session))
+def ask(start: launch.Start, prompt: str, session: str | None) -> int:
+    argument = {"prompt": prompt} | ({"session": session} if session else {})
+    return _main(start, lambda terminal: terminal.follow("tether.run", argument))
 
 
-def sessions(workspace: Path) -> int:
-    return _main(workspace, lambda terminal: terminal.sessions())
-
-
-def rules(workspace: Path) -> int:
-    return _main(workspace, lambda terminal: terminal.rules())
-
-
-def forget(workspace: Path, rule: str) -> int:
-    return _main(workspace, lambda terminal: terminal.forget(rule))
-
-
-def decide(workspace: Path, command: str, argument: dict[str, Any]) -> int:
+def decide(start: launch.Start, command: str, argument: dict[str, Any]) -> int:
     """``tether approve`` / ``tether deny``: decide a parked turn's calls, and watch it go on."""
-    return _main(workspace, lambda terminal: terminal.decide(command, argument))
+    return _main(start, lambda terminal: terminal.follow(command, argument))
+
+
+@attrs.define
+class ActionItem(types.MessageActionItem):
+    """A dialog's action as the server sent it: with the ``call_id`` it is about (v2)."""
+
+    call_id: str | None = None
+
+
+def converter() -> cattrs.Converter:
+    """pygls's converter, keeping the ``call_id`` of the dialog's actions both ways."""
+    made: cattrs.Converter = default_converter()  # type: ignore[no-untyped-call]
+
+    def structure(value: Any, _: type) -> ActionItem:
+        call_id = value.get("call_id")
+        return ActionItem(title=value["title"], call_id=None if call_id is None else str(call_id))
+
+    def unstructure(item: ActionItem) -> dict[str, Any]:
+        return {"title": item.title} | ({} if item.call_id is None else {"call_id": item.call_id})
+
+    made.register_structure_hook(types.MessageActionItem, structure)
+    made.register_unstructure_hook(ActionItem, unstructure)
+    return made
+
+
+class PipeWriter:
+    """The server's stdin, as pygls writes to it (no waiting: the server always reads)."""
+
+    def __init__(self, transport: asyncio.WriteTransport) -> None:
+        self.transport = transport
+
+    def write(self, data: bytes) -> None:
+        if not self.transport.is_closing():
+            self.transport.write(data)
+
+    def close(self) -> None:
+        self.transport.close()
 
 
 class Terminal:
-    def __init__(self, workspace: Path, debug: bool) -> None:
-        self.workspace, self.debug = workspace, debug
+    def __init__(self, workspace: Path, debug: bool, name: str = "tether ask") -> None:
+        self.workspace, self.debug, self.name = workspace, debug, name
         self.console = Console()
-        self.client = LanguageClient("tether-ask", __version__)
+        self.client = LanguageClient("tether-ask", __version__, converter_factory=converter)
         self.encoding = "utf-16"
-        self.session: str | None = None
-        self.run_id: str | None = None  # the tether.run request in flight
+        self.session: str | None = None  # the session whose updates are shown
+        self.early: list[dict[str, Any]] = []  # updates that came before its id was known
+        self.ended: asyncio.Future[dict[str, Any]] | None = None  # the running turn's end
+        self.run_id: str | None = None  # the request that starts a turn, until answered
+        self.cancel_asked = False
+        self.denial: tuple[str, str] | None = None  # (call_id, reason): deny once parked
         self.interrupts = 0
         self.log_tail: deque[str] = deque(maxlen=20)
+        self.stop_reading = threading.Event()
+        self.server: subprocess.Popen[bytes] | None = None
+        self.transports: list[asyncio.BaseTransport] = []
+        self.tasks: list[asyncio.Future[Any]] = []  # reading the server's stdout and stderr
         handlers: list[tuple[str, Callable[..., object]]] = [
             ("tether/update", self.on_update),
             (types.WINDOW_SHOW_MESSAGE_REQUEST, self.on_message_request),
@@ -107,26 +150,36 @@ class Terminal:
             # pygls marks each handler with attributes, which a bound method cannot take.
             self.client.feature(method)(functools.partial(handler))
 
-    async def start(self, options: dict[str, Any] | None) -> None:
-        own_group: dict[str, Any] = {"start_new_session": True}  # Ctrl-C is ours to pass on
-        if sys.platform == "win32":
-            own_group = {"creationflags": subprocess.CREATE_NEW_PROCESS_GROUP}
-        try:
-            await self.client.start_io(
-                sys.executable, "-m", "tether", "serve", env=dict(os.environ), **own_group
-            )
-        except OSError as exc:
-            raise ServerFailed(f"tether: could not start the server: {exc}") from None
-        if (process := server_process(self.client)) is None:
-            raise ServerFailed("tether: could not start the server")
-        self.process: asyncio.subprocess.Process = process
-        self.died = asyncio.ensure_future(process.wait())
-        self.drained = asyncio.ensure_future(self._drain(process.stderr))
+    async def connect(self, server: subprocess.Popen[bytes]) -> None:
+        """Speak JSON-RPC over the pipes of a server that is already starting."""
+        assert server.stdin and server.stdout and server.stderr
+        self.server = server
+        loop = asyncio.get_running_loop()
+        writing, _ = await loop.connect_write_pipe(asyncio.Protocol, server.stdin)
+        self.transports.append(writing)
+        self.client.protocol.set_writer(PipeWriter(writing))
+        replies, errors = await self._reader(server.stdout), await self._reader(server.stderr)
+        self.died: asyncio.Future[int] = _exited(loop, server)
+        self.drained: asyncio.Future[None] = asyncio.ensure_future(self._drain(errors))
+        reading = run_async(self.stop_reading, replies, self.client.protocol, logger=log)
+        self.tasks = [asyncio.ensure_future(reading), self.drained]
+
+    async def _reader(self, pipe: IO[bytes]) -> asyncio.StreamReader:
+        loop = asyncio.get_running_loop()
+        reader = asyncio.StreamReader(limit=2**20)  # a long header line is the server's bug
+        transport, _ = await loop.connect_read_pipe(
+            lambda: asyncio.StreamReaderProtocol(reader), pipe
+        )
+        self.transports.append(transport)
+        return reader
+
+    async def start(self, server: subprocess.Popen[bytes], options: dict[str, Any] | None) -> None:
+        await self.connect(server)
         uri = self.workspace.as_uri()
         params = types.InitializeParams(
             capabilities=CAPABILITIES,
             process_id=os.getpid(),
-            client_info=types.ClientInfo(name="tether ask", version=__version__),
+            client_info=types.ClientInfo(name=self.name, version=__version__),
             root_uri=uri,
             workspace_folders=[types.WorkspaceFolder(uri=uri, name=self.workspace.name)],
             initialization_options=options,
@@ -136,29 +189,32 @@ class Terminal:
         self.encoding = getattr(encoding, "value", encoding) or "utf-16"
         self.client.initialized(types.InitializedParams())
 
-    async def _drain(self, stream: asyncio.StreamReader | None) -> None:
+    async def _drain(self, stream: asyncio.StreamReader) -> None:
         # The pipe must be read, or a chatty server blocks on a full buffer.
-        while stream is not None and (line := await stream.readline()):
-            if self.debug:
-                sys.stderr.write(visible(line.decode(errors="replace").rstrip("\n")) + "\n")
-                sys.stderr.flush()
-            self.log_tail.append(line.decode(errors="replace").strip())
+        with contextlib.suppress(ValueError):  # a line past the limit ends the log, not us
+            while line := await stream.readline():
+                if self.debug:
+                    sys.stderr.write(visible(line.decode(errors="replace").rstrip("\n")) + "\n")
+                    sys.stderr.flush()
+                self.log_tail.append(line.decode(errors="replace").strip())
 
     async def call(self, request: Awaitable[T]) -> T:
         """The server's reply to ``request``, or ``ServerFailed`` if it dies first."""
         task = asyncio.ensure_future(request)
-        await asyncio.wait([task, self.died], return_when=asyncio.FIRST_COMPLETED)
+        either: list[asyncio.Future[Any]] = [task, self.died]
+        await asyncio.wait(either, return_when=asyncio.FIRST_COMPLETED)
         # pygls fails a request with RuntimeError when the server exits, or is stopped.
         lost = not task.done() or isinstance(task.exception(), RuntimeError | ConnectionError)
         if not lost:
             return task.result()
         task.cancel()
-        await asyncio.wait([self.died, self.drained], timeout=1)
+        both: list[asyncio.Future[Any]] = [self.died, self.drained]
+        await asyncio.wait(both, timeout=1)
         if not self.died.done():
             raise ServerFailed(f"tether: lost the connection to the server: {task.exception()}")
         said = next((line for line in reversed(self.log_tail) if line), "")
         raise ServerFailed(
-            f"tether: the server stopped unexpectedly (exit code {self.process.returncode})"
+            f"tether: the server stopped unexpectedly (exit code {self.died.result()})"
             + (f": {said}" if said else "")
             + ("" if self.debug else "; set TETHER_DEBUG=1 to see its log")
         )
@@ -168,53 +224,86 @@ class Terminal:
         send = self.client.protocol.send_request_async
         return plain(await self.call(send(types.WORKSPACE_EXECUTE_COMMAND, params, msg_id=msg_id)))
 
-    async def ask(self, prompt: str, session: str | None) -> int:
+    async def follow(self, command: str, argument: dict[str, Any]) -> int:
+        """Start a turn and follow it to its end; the exit code of its outcome."""
+        self.session = argument.get("session")
+        result = await self.turn(command, argument)
+        # A call denied at the prompt with a reason was parked (a dialog's answer holds no
+        # reason): deny it now, with the reason, and the turn runs on.
+        while self.denial is not None and result.get("status") == "awaiting_approval":
+            call_id, reason = self.denial
+            self.denial = None
+            if not any(c.get("call_id") == call_id for c in result.get("pending") or []):
+                break
+            argument = {"session": result["session"], "calls": [call_id], "reason": reason}
+            result = await self.turn("tether.deny", argument)
+        return self.console.outcome(result)
+
+    async def turn(self, command: str, argument: dict[str, Any]) -> dict[str, Any]:
+        """Start a turn with ``"wait": false`` and wait for its end: the TurnResult."""
+        self.ended = asyncio.get_running_loop().create_future()
+        self.run_id = f"tether-ask-{uuid.uuid4().hex[:8]}"
+        try:
+            started = await self.command(command, argument | {"wait": False}, msg_id=self.run_id)
+        except JsonRpcRequestCancelled:  # Ctrl-C before the turn began: it never will
+            return {"session": self.session, "status": "cancelled"}
+        finally:
+            self.run_id = None
+        self.adopt(started["session"])
+        if started.get("status") != "running":  # the turn could not run: this is its end
+            self.ended = None
+            return dict(started)
+        if self.cancel_asked:  # Ctrl-C came while the request was on its way
+            self.cancel()
+        try:
+            return await self.call(self.ended)
+        finally:
+            self.ended = None
+
+    def adopt(self, session: str) -> None:
+        """The session is known: show its updates that came before, and no other's."""
         self.session = session
-        self.run_id = f"tether-ask-{uuid.uuid4().hex[:8]}"
-        argument = {"prompt": prompt} | ({"session": session} if session else {})
-        result = await self.command("tether.run", argument, msg_id=self.run_id)
-        self.run_id = None
-        self.session = result.get("session", self.session)
-        return self.console.outcome(result)
-
-    async def decide(self, command: str, argument: dict[str, Any]) -> int:
-        self.session = argument["session"]
-        self.run_id = f"tether-ask-{uuid.uuid4().hex[:8]}"
-        result = await self.command(command, argument, msg_id=self.run_id)
-        self.run_id = None
-        return self.console.outcome(result)
-
-    async def sessions(self) -> int:
-        self.console.sessions(
-            (await self.command("tether.sessions", {}))["sessions"], self.workspace
-        )
-        return 0
-
-    async def rules(self) -> int:
-        self.console.rules((await self.command("tether.rules", {}))["rules"], self.workspace)
-        return 0
-
-    async def forget(self, rule: str) -> int:
-        removed = (await self.command("tether.forget", {"rule": rule}))["removed"]
-        self.console.note(f"forgot rule {rule}" if removed else f"no rule {rule} here", None)
-        return 0 if removed else 1
+        early, self.early = self.early, []
+        for update in early:
+            self.take(update)
 
     def interrupt(self, quit_now: Callable[[], object]) -> None:
         self.interrupts += 1
-        if self.interrupts > 1 or self.run_id is None:
+        if self.interrupts > 1 or self.ended is None or self.ended.done():
             quit_now()
             return
         self.console.note("  cancelling… (Ctrl-C again to quit at once)", "ask")
-        if self.session is not None:
-            params = types.ExecuteCommandParams("tether.cancel", [{"session": self.session}])
-            self.client.protocol.send_request(types.WORKSPACE_EXECUTE_COMMAND, params)
-        else:  # no update has named the new session yet: cancel the request itself
+        self.cancel_asked = True
+        if self.run_id is not None:  # not answered yet: cancel the request itself
             self.client.protocol.notify(types.CANCEL_REQUEST, types.CancelParams(id=self.run_id))
+        else:
+            self.cancel()
+
+    def cancel(self) -> None:
+        params = types.ExecuteCommandParams("tether.cancel", [{"session": self.session}])
+        self.client.protocol.send_request(types.WORKSPACE_EXECUTE_COMMAND, params)
 
     def on_update(self, params: Any) -> None:
         update = plain(params)
-        self.session = self.session or update.get("session")
-        self.console.update(update)
+        if self.session is None:  # a new session: its id comes with tether.run's result
+            self.early.append(update)
+        else:
+            self.take(update)
+
+    def take(self, update: dict[str, Any]) -> None:
+        """Show an update of this session; the one that ends the turn ends the wait."""
+        if update.get("session") != self.session:
+            return  # another session's: a scheduled task, another client's turn
+        if update.get("kind") != "status" or update.get("status") not in EXIT_CODES:
+            self.console.update(update)
+        elif self.ended is not None and update.get("result"):
+            _settle(self.ended, update["result"])
+        elif self.ended is not None:
+            # An end that does not carry its result (a turn cancelled before its first
+            # step, a parked one given up): the result, if one follows, is better.
+            said = {"error": update["detail"]} if update.get("detail") else {}
+            result = {"session": self.session, "status": update["status"], **said}
+            asyncio.get_running_loop().call_later(RESULT_GRACE_S, _settle, self.ended, result)
 
     def on_message(self, params: types.ShowMessageParams | types.LogMessageParams) -> None:
         if isinstance(params, types.ShowMessageParams) or params.type <= types.MessageType.Warning:
@@ -226,7 +315,19 @@ class Terminal:
     ) -> types.MessageActionItem | None:
         actions = list(params.actions or [])
         chosen = await self.console.choose(params.message, [a.title for a in actions])
-        return None if chosen is None else actions[chosen]
+        if chosen is None:
+            return None
+        action = actions[chosen]
+        call_id = getattr(action, "call_id", None)
+        if (
+            action.title == DENY
+            and call_id is not None
+            and self.session is not None
+            and (reason := await self.console.reason())
+        ):
+            self.denial = (call_id, reason)
+            return None  # parked; `follow` denies it with the reason
+        return action
 
     async def on_apply_edit(
         self, params: types.ApplyWorkspaceEditParams
@@ -247,42 +348,67 @@ class Terminal:
             async with asyncio.timeout(10):
                 await self.call(self.client.shutdown_async(None))
                 self.client.exit(None)
-                await self.client.stop()  # type: ignore[no-untyped-call]
+                await asyncio.shield(self.died)
         except (TimeoutError, ServerFailed, RuntimeError, ConnectionError, JsonRpcException):
             await self.kill()
 
     async def kill(self) -> None:
-        process = server_process(self.client)
-        if process is not None and process.returncode is None:
-            process.kill()
+        if self.server is not None and self.server.returncode is None:
+            with contextlib.suppress(ProcessLookupError):
+                self.server.kill()
             await asyncio.wait([self.died], timeout=5)
 
+    async def close(self) -> None:
+        """Let go of the pipes; what is left of the server's output is read first."""
+        self.stop_reading.set()
+        if self.tasks:
+            await asyncio.wait(self.tasks, timeout=1)
+        for transport in self.transports:
+            transport.close()
+        for task in self.tasks:
+            task.cancel()
 
-def _main(workspace: Path, body: Body) -> int:
+
+def _settle(future: asyncio.Future[T], value: T) -> None:
+    if not future.done():
+        future.set_result(value)
+
+
+def _exited(
+    loop: asyncio.AbstractEventLoop, server: subprocess.Popen[bytes]
+) -> asyncio.Future[int]:
+    """A future of the server's exit code (a daemon thread waits: it never holds up exit)."""
+    exited: asyncio.Future[int] = loop.create_future()
+
+    def wait() -> None:
+        code = server.wait()
+        with contextlib.suppress(RuntimeError):  # the loop has closed: nobody waits any more
+            loop.call_soon_threadsafe(_settle, exited, code)
+
+    threading.Thread(target=wait, name="tether-server-exit", daemon=True).start()
+    return exited
+
+
+def _main(start: launch.Start, body: Body) -> int:
     debug = bool(os.environ.get("TETHER_DEBUG"))
     if debug:
         logging.basicConfig(stream=sys.stderr, level=logging.INFO, format="tether ask: %(message)s")
     else:  # pygls and asyncio would print tracebacks for what this client reports in a line
-        for name in ("pygls", "asyncio"):
+        for name in ("pygls", "asyncio", __name__):
             logging.getLogger(name).addHandler(logging.NullHandler())
             logging.getLogger(name).propagate = False
-    try:
-        options = json.loads(os.environ.get("TETHER_ASK_OPTIONS") or "null")
-        if options is not None and not isinstance(options, dict):
-            raise ValueError(f"got {type(options).__name__}")
-    except ValueError as exc:
-        print(f"tether: TETHER_ASK_OPTIONS must be a JSON object: {exc}", file=sys.stderr)
-        return 1
     if isinstance(sys.stdout, io.TextIOWrapper):  # an answer must not die on one odd character
         sys.stdout.reconfigure(errors="replace")
     try:
-        return asyncio.run(_session(workspace, debug, options, body))
+        return asyncio.run(_session(start, debug, body))
     except KeyboardInterrupt:
         return 130
+    finally:
+        launch.stop_server(start.server)  # gone by now, unless this client failed
 
 
-async def _session(workspace: Path, debug: bool, options: Any, body: Body) -> int:
-    terminal = Terminal(workspace, debug)
+async def _session(start: launch.Start, debug: bool, body: Body) -> int:
+    terminal = Terminal(start.workspace, debug, start.name)
     loop, main = asyncio.get_running_loop(), asyncio.current_task()
     assert main is not None
     try:
@@ -291,11 +417,13 @@ async def _session(workspace: Path, debug: bool, options: Any, body: Body) -> in
         signal.signal(
             signal.SIGINT, lambda *_: loop.call_soon_threadsafe(terminal.interrupt, main.cancel)
         )
+    options = None if start.options is None else {"tether": start.options}
     try:
-        await terminal.start(None if options is None else {"tether": options})
+        await terminal.start(start.server, options)
         try:
             code = await body(terminal)
         except JsonRpcException as exc:  # e.g. an unknown session
+            terminal.console.end_text()
             terminal.console.note(f"tether: {exc.message}", "bad")
             code = 1
         await terminal.stop()
@@ -311,3 +439,5 @@ async def _session(workspace: Path, debug: bool, options: Any, body: Body) -> in
         terminal.console.note(str(exc), "bad")
         await terminal.kill()
         return 1
+    finally:
+        await terminal.close()

@@ -2,6 +2,12 @@
 
 Colour only when stderr is a terminal and ``NO_COLOR`` is unset. Questions are read
 from the terminal without blocking the event loop; with no terminal they go unanswered.
+
+A running command's output (``tether/update`` kind ``output``) shows dimmed as it comes:
+on a terminal as a window of its last lines, redrawn in place, that leaves its tail once
+the command ends; elsewhere (a pipe, a log) line by line. A command whose output did not
+stream and failed shows the tail of its result instead. One line per call: a denial is the
+``✗ denied`` line with its reason, not an approval line and a result line.
 """
 
 from __future__ import annotations
@@ -10,8 +16,11 @@ import asyncio
 import contextlib
 import os
 import re
+import shutil
 import sys
 import threading
+import unicodedata
+from collections import deque
 from datetime import datetime
 from pathlib import Path
 from typing import Any
@@ -31,7 +40,11 @@ def visible(text: str) -> str:
 
 EXIT_CODES = {"done": 0, "awaiting_approval": 3, "cancelled": 130, "stopped": 1, "error": 1}
 STYLES = {"dim": "2", "ok": "32", "bad": "31", "ask": "33"}
-MARKS = {"pending": "?", "allowed": "✓", "denied": "✗"}
+TAIL = 5  # lines of a command's output left on screen
+OUTPUT = "    │ "  # the margin of a command's output
+# Besides the numbers and the titles: y and n (the first action, the last: Allow and Deny,
+# Extend and Stop), and the words a person would type.
+YES, NO = ("y", "yes"), ("n", "no")
 
 
 def plain(value: Any) -> Any:
@@ -48,9 +61,15 @@ class Console:
         self.color = sys.stderr.isatty() and not os.environ.get("NO_COLOR")
         self.open_line = False  # streamed text still waiting for its final newline
         self.calls: dict[str, str] = {}  # call_id -> tool: results pair with calls by id
+        self.summaries: dict[str, str] = {}  # call_id -> what the call does, in words
+        self.outputs: dict[str, Output] = {}  # call_id -> the output it has streamed
+        # Redraw a window of output in place: only on a terminal that takes cursor moves.
+        self.redraw = sys.stderr.isatty() and os.environ.get("TERM") != "dumb"
+        self.drawn = 0  # rows of output window on screen, just above the cursor
         self.reading: asyncio.Future[str] | None = None  # a line being read from the terminal
 
     def text(self, delta: str) -> None:
+        self.settle()
         delta = visible(delta)
         sys.stdout.write(delta)
         sys.stdout.flush()
@@ -62,37 +81,103 @@ class Console:
             self.text("\n")
 
     def note(self, line: str, style: str | None = "dim") -> None:
+        self.settle()
         if self.open_line and sys.stdout.isatty():  # one screen: keep notes off the answer's line
             self.end_text()
-        line = visible(line)
-        if self.color and style:
-            line = f"\x1b[{STYLES[style]}m{line}\x1b[0m"
-        print(line, file=sys.stderr, flush=True)
+        print(self.paint(visible(line), style), file=sys.stderr, flush=True)
+
+    def paint(self, line: str, style: str | None) -> str:
+        return f"\x1b[{STYLES[style]}m{line}\x1b[0m" if self.color and style else line
 
     def update(self, update: dict[str, Any]) -> None:
-        """Render one ``tether/update``."""
+        """Render one ``tether/update`` (the turn's end is the outcome's to say)."""
         kind, call_id = update.get("kind"), update.get("call_id", "")
         if kind == "text":
             self.text(update["text"])
         elif kind == "tool_call":
+            if call_id in self.calls:  # a parked call, announced again as its turn resumes
+                return
             self.calls[call_id] = update["tool"]
+            self.summaries[call_id] = update["summary"]
             self.note(f"  → {update['tool']}: {update['summary']}")
+        elif kind == "output":
+            self.output(call_id, update["text"])
         elif kind == "tool_result":
-            tool = self.calls.pop(call_id, update["tool"])
-            if update["status"] == "ok":
-                self.note(f"  ✓ {tool}", "ok")
-            else:
-                first = next(iter(update["content"].strip().splitlines()), update["status"])
-                self.note(f"  ✗ {tool}: {first}", "bad")
+            self.result(update)
         elif kind == "approval":
-            mark = MARKS.get(update["decision"], "·")
-            self.note(
-                f"  {mark} {update['decision']}: {update['tool']}: {update['summary']}", "ask"
-            )
-        elif kind == "status" and update["status"] not in ("running", "done", "error"):
-            # A turn's last status gets its word; the outcome then says why, in full.
-            detail = None if update["status"] in EXIT_CODES else update.get("detail")
-            self.note(f"  · {update['status']}" + (f": {detail}" if detail else ""))
+            self.summaries[call_id] = update["summary"]
+            # "pending" comes before the dialog, or the outcome's list, that says it; a
+            # denial is said once, by its result.
+            if update["decision"] == "allowed":
+                self.note(f"  ✓ allowed: {update['tool']}: {update['summary']}", "ask")
+        elif kind == "status" and update["status"] not in ("running", *EXIT_CODES):
+            self.note(f"  · {update['status']}" + (f": {d}" if (d := update.get("detail")) else ""))
+
+    def result(self, update: dict[str, Any]) -> None:
+        call_id, status = update.get("call_id", ""), update["status"]
+        tool = self.calls.pop(call_id, update["tool"])
+        summary = self.summaries.pop(call_id, None)
+        content = update["content"]
+        streamed = self.outputs.pop(call_id, None)
+        if streamed is not None or (tool == "command" and status != "ok"):
+            self.tail(streamed, content)
+        if status == "ok":
+            self.note(f"  ✓ {tool}", "ok")
+        elif status == "denied":
+            reason = content.removeprefix("denied: ").strip()
+            what = f"{tool}: {summary}" if summary else tool
+            self.note(f"  ✗ denied: {what}" + (f" ({reason})" if reason else ""), "bad")
+        else:
+            first = next(iter(content.strip().splitlines()), status)
+            self.note(f"  ✗ {tool}: {first}", "bad")
+
+    def output(self, call_id: str, delta: str) -> None:
+        """A running command's output, as it comes."""
+        output = self.outputs.setdefault(call_id, Output())
+        lines = output.feed(delta)
+        if self.redraw:
+            self.draw(output.last(TAIL))
+        else:
+            for line in lines:
+                self.note(OUTPUT + line)
+
+    def tail(self, streamed: Output | None, content: str) -> None:
+        """A command has ended: its last lines stay. On a terminal its window gives way to
+        them; elsewhere its lines were printed as they came, all but an unfinished last
+        one. Output that did not stream is the result's own, after its first line (``exit
+        code: N``)."""
+        if streamed is None or not streamed.total():
+            streamed = Output()
+            if rest := "\n".join(content.splitlines()[1:]):
+                streamed.feed(rest + "\n")
+        elif not self.redraw:
+            if streamed.partial:
+                self.note(OUTPUT + _line(streamed.partial))
+            return
+        shown = streamed.last(TAIL)
+        hidden = streamed.total() - len(shown)
+        self.settle()
+        if hidden > 0:
+            self.note(f"{OUTPUT}… {hidden} more line{'s' if hidden > 1 else ''}")
+        for line in shown:
+            self.note(OUTPUT + line)
+
+    def draw(self, rows: list[str]) -> None:
+        """The output window, redrawn where it was: each row cut to the terminal's width,
+        so that rows on screen are rows counted."""
+        self.settle()
+        width = max(shutil.get_terminal_size().columns - 1, len(OUTPUT) + 10)
+        for row in rows:
+            sys.stderr.write(self.paint(_cut(OUTPUT + row, width), "dim") + "\n")
+        sys.stderr.flush()
+        self.drawn = len(rows)
+
+    def settle(self) -> None:
+        """Take the output window off the screen: what comes next is written in its place."""
+        if self.drawn:
+            sys.stderr.write(f"\x1b[{self.drawn}F\x1b[J")
+            sys.stderr.flush()
+            self.drawn = 0
 
     def outcome(self, result: dict[str, Any]) -> int:
         """Close the transcript of a turn; its exit code."""
@@ -100,6 +185,8 @@ class Console:
         if status == "done" and not self.open_line and result.get("answer"):
             self.text(result["answer"])  # nothing was streamed: show the answer whole
         self.end_text()
+        if status in ("awaiting_approval", "cancelled", "stopped"):
+            self.note(f"  · {status}")
         if result.get("error"):
             self.note(f"tether: {status}: {result['error']}", "bad")
         for call in result.get("pending") or []:
@@ -115,33 +202,46 @@ class Console:
         return EXIT_CODES.get(status, 1)
 
     async def choose(self, message: str, titles: list[str]) -> int | None:
-        """Ask which of ``titles`` (an index), or None: dismissed, or no terminal to ask on."""
+        """Ask which of ``titles`` (an index), or None: dismissed, or no terminal to ask on.
+        A number, a title, or y / n (the first action, the last) answers."""
         self.note(message, "ask")
         for number, title in enumerate(titles, 1):
             self.note(f"    {number}) {title}", None)
         while titles:
             try:
-                answer = await self.read_line(f"  choose 1-{len(titles)} (Enter: decide later) ")
+                prompt = f"  choose 1-{len(titles)}, y or n (Enter: decide later) "
+                answer = await self.read_line(prompt)
             except asyncio.CancelledError:
                 self.note("  (the question was taken back)")
                 raise
             if not answer:
                 break
-            for index, title in enumerate(titles):
-                if answer in (str(index + 1), title.lower()):
-                    return index
+            if (chosen := _chosen(answer, titles)) is not None:
+                return chosen
         self.note("  left pending", None)
         return None
 
-    async def read_line(self, prompt: str) -> str | None:
-        """A line typed at the terminal, stripped, lower-cased; None with no terminal or at EOF."""
+    async def reason(self) -> str | None:
+        """Why the person denies a call, for the model; None: no reason given."""
+        try:
+            said = await self.read_line("  why? the model reads it (Enter: none) ", lower=False)
+        except asyncio.CancelledError:
+            self.note("  (the question was taken back)")
+            raise
+        return said or None
+
+    async def read_line(self, prompt: str, lower: bool = True) -> str | None:
+        """A line typed at the terminal, stripped (and lower-cased); None with no terminal
+        or at EOF."""
         if not sys.stdin.isatty():
             return None
+        self.settle()
         print(prompt, end="", file=sys.stderr, flush=True)
         if self.reading is None or self.reading.done():
             self.reading = _read_line_in_thread()
         # Shielded: a question taken back leaves its pending read to the next question.
-        return (await asyncio.shield(self.reading)).strip().lower() or None
+        line = (await asyncio.shield(self.reading)).strip()
+        return (line.lower() if lower else line) or None
 
     def rules(self, listed: list[dict[str, Any]], workspace: Path) -> None:
         """The remembered approvals, one a line, with what each covers."""
@@ -167,6 +267,62 @@ class Console:
         for row in rows:
             cells = [*(cell.ljust(w) for cell, w in zip(row[:3], widths, strict=True)), row[3]]
             print(visible("  ".join(cells)))
+
+
+class Output:
+    """A command's output as it streamed: its last lines, how many, and the line that has
+    not ended yet."""
+
+    def __init__(self) -> None:
+        self.last_lines: deque[str] = deque(maxlen=TAIL)
+        self.lines = 0  # complete lines so far
+        self.partial = ""
+
+    def feed(self, delta: str) -> list[str]:
+        """Take more output; the lines it completed, as they may be shown."""
+        *done, self.partial = (self.partial + delta).split("\n")
+        shown = [_line(line) for line in done]
+        self.last_lines.extend(shown)
+        self.lines += len(shown)
+        return shown
+
+    def last(self, n: int) -> list[str]:
+        rows = [*self.last_lines, *([_line(self.partial)] if self.partial else [])]
+        return rows[-n:]
+
+    def total(self) -> int:
+        return self.lines + (1 if self.partial else 0)
+
+
+def _line(raw: str) -> str:
+    """One line of output as a terminal would leave it: what follows its last carriage
+    return (a progress bar's final state), tabs expanded, control characters escaped."""
+    raw = raw.removesuffix("\r")
+    return visible(raw.rsplit("\r", 1)[-1].expandtabs(4))
+
+
+def _cut(text: str, width: int) -> str:
+    """``text`` in at most ``width`` columns (wide characters take two), "…" where cut."""
+    widths = [2 if unicodedata.east_asian_width(char) in "WF" else 1 for char in text]
+    if sum(widths) <= width:
+        return text
+    used = 0
+    for index, taken in enumerate(widths):
+        if used + taken > width - 1:
+            return text[:index] + "…"
+        used += taken
+    return text
+
+
+def _chosen(answer: str, titles: list[str]) -> int | None:
+    for index, title in enumerate(titles):
+        if answer in (str(index + 1), title.lower()):
+            return index
+    if answer in YES:
+        return 0
+    if answer in NO and len(titles) > 1:
+        return len(titles) - 1
+    return None
 
 
 def _read_line_in_thread() -> asyncio.Future[str]:

@@ -18,7 +18,6 @@ from lsprotocol import types
 from pygls.uris import to_fs_path
 
 from tether.errors import EditRefused
-from tether.tools.atomic import write_atomically
 
 PlainEdit = types.TextEdit | types.AnnotatedTextEdit
 _LINE_BREAK = re.compile(r"\r\n|\r|\n")
@@ -100,6 +99,10 @@ class _Overlay:
             self.changed.append(path)
 
     def commit(self) -> None:
+        # Imported here: the tools package costs every terminal command about 0.1 s to
+        # import, and only an edit needs it.
+        from tether.tools.atomic import write_atomically
+
         for path in self.changed:
             write_atomically(path, self.texts[path])
 

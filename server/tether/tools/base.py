@@ -176,6 +176,15 @@ class Gated(Protocol[P_contra]):
 
 
 @runtime_checkable
+class Sandboxable(Protocol):
+    """A tool that runs programs, in the sandbox where there is one."""
+
+    def sandboxed(self, ctx: ToolContext) -> bool:
+        """Whether its calls run in the sandbox (recorded with each result)."""
+        ...
+
+
+@runtime_checkable
 class RunsUnasked(Protocol[P_contra]):
     """An approval-requiring tool whose call may run without a dialog, by the person's
     policy (a command in the sandbox, with ``approval.commands = sandboxed``)."""

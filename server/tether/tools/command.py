@@ -301,6 +301,9 @@ class Command:
             return None  # a call that asks for more is asked about, whatever the rules
         return rule_key(params.command, ctx.workspace)
 
+    def sandboxed(self, ctx: ToolContext) -> bool:
+        return ctx.sandbox.used
+
     def unasked(self, params: CommandParams, ctx: ToolContext) -> str | None:
         """With ``approval.commands = sandboxed``, a command that runs in the sandbox and
         asks for nothing more runs without a dialog."""

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import asyncio
 import os
+import re
+import shutil
 import sys
 from pathlib import Path
 
@@ -52,22 +54,51 @@ def test_results_pair_with_their_calls_by_id_not_by_order(
     assert err.splitlines()[2:] == ["  ✗ index-grep: bad regex: (", "  ✓ fs-read"]
 
 
-def test_approvals_and_final_statuses_are_short_lines(capsys: pytest.CaptureFixture[str]) -> None:
+def test_approvals_are_short_lines_and_a_turns_end_is_left_to_its_outcome(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
     _, err = render(
         capsys,
         {"kind": "approval", "call_id": "c1", "tool": "command", "summary": "run make",
          "decision": "pending"},
+        {"kind": "approval", "call_id": "c1", "tool": "command", "summary": "run make",
+         "decision": "allowed"},
+        {"kind": "status", "status": "retrying", "detail": "in 2 s"},
         {"kind": "status", "status": "stopped", "detail": "the outcome says why"},
         {"kind": "status", "status": "error", "detail": "the outcome says why"},
-        {"kind": "status", "status": "retrying", "detail": "in 2 s"},
         {"kind": "status", "status": "done"},
+        {"kind": "usage", "input_tokens": 10, "output_tokens": 2, "context_tokens": 12,
+         "context_window": 100},
+    )  # fmt: skip
+
+    # "pending" is said by the dialog or the outcome's list that follows it.
+    assert err.splitlines() == ["  ✓ allowed: command: run make", "  · retrying: in 2 s"]
+
+
+def test_a_denial_is_one_line_with_its_reason(capsys: pytest.CaptureFixture[str]) -> None:
+    _, err = render(
+        capsys,
+        {"kind": "tool_call", "call_id": "c1", "tool": "command", "summary": "rm -rf build"},
+        {"kind": "approval", "call_id": "c1", "tool": "command", "summary": "rm -rf build",
+         "decision": "pending"},
+        {"kind": "approval", "call_id": "c1", "tool": "command", "summary": "rm -rf build",
+         "decision": "denied"},
+        {"kind": "tool_result", "call_id": "c1", "tool": "command", "status": "denied",
+         "content": "denied: not today"},
     )  # fmt: skip
 
     assert err.splitlines() == [
-        "  ? pending: command: run make",
-        "  · stopped",
-        "  · retrying: in 2 s",
+        "  → command: rm -rf build",
+        "  ✗ denied: command: rm -rf build (not today)",
     ]
+
+
+@pytest.mark.parametrize("status", ["awaiting_approval", "cancelled", "stopped"])
+def test_an_outcome_that_is_no_answer_says_its_status(
+    capsys: pytest.CaptureFixture[str], status: str
+) -> None:
+    Console().outcome({"session": "s1", "status": status})
+    assert f"  · {status}" in capsys.readouterr().err.splitlines()
 
 
 @pytest.mark.parametrize(
@@ -173,3 +204,158 @@ def test_control_characters_from_the_model_are_shown_escaped(
     out, err = capsys.readouterr()
     assert "\x1b" not in err and "\r" not in err and "\\x1b[2K\\x0decho hello" in err
     assert out == "answer \\x1b]0;title\\x07 done\n"
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="pty")
+@pytest.mark.parametrize(
+    ("typed", "titles", "chosen"),
+    [
+        (b"y\n", ["Allow", "Allow always", "Deny"], 0),
+        (b"n\n", ["Allow", "Allow always", "Deny"], 2),
+        (b"YES\n", ["Allow", "Deny"], 0),
+        (b"no\n", ["Extend", "Stop"], 1),
+        (b"allow always\n", ["Allow", "Allow always", "Deny"], 1),
+        (b"maybe\n2\n", ["Allow", "Allow always", "Deny"], 1),
+    ],
+)
+async def test_y_and_n_answer_as_well_as_numbers_and_titles(
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+    typed: bytes,
+    titles: list[str],
+    chosen: int,
+) -> None:
+    import pty
+
+    controller, follower = pty.openpty()
+    with os.fdopen(follower, "r") as tty:
+        monkeypatch.setattr(sys, "stdin", tty)
+        os.write(controller, typed)
+        assert await Console().choose("Allow make?", titles) == chosen
+    os.close(controller)
+    assert f"choose 1-{len(titles)}, y or n" in capsys.readouterr().err
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="pty")
+async def test_the_reason_for_a_denial_is_read_as_typed(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    import pty
+
+    console = Console()
+    controller, follower = pty.openpty()
+    with os.fdopen(follower, "r") as tty:
+        monkeypatch.setattr(sys, "stdin", tty)
+        os.write(controller, b"  Not Before Friday \n\n")
+        assert await console.reason() == "Not Before Friday"
+        assert await console.reason() is None  # Enter: no reason
+    os.close(controller)
+    assert "why?" in capsys.readouterr().err
+
+
+async def test_no_reason_is_asked_without_a_terminal() -> None:
+    assert await Console().reason() is None
+
+
+def command_call(call_id: str = "c1") -> dict[str, object]:
+    return {"kind": "tool_call", "call_id": call_id, "tool": "command", "summary": "pytest"}
+
+
+def output(text: str, call_id: str = "c1") -> dict[str, object]:
+    return {"kind": "output", "call_id": call_id, "text": text}
+
+
+def result(status: str, content: str, call_id: str = "c1") -> dict[str, object]:
+    return {"kind": "tool_result", "call_id": call_id, "tool": "command", "status": status,
+            "content": content}  # fmt: skip
+
+
+def test_a_commands_output_shows_line_by_line_as_it_comes(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """Not a terminal (a pipe, a log): each line once it has ended, then the result."""
+    _, err = render(
+        capsys,
+        command_call(),
+        output("collecting"),
+        output(" ...\nE   ModuleNotFoundError: No module named 'x'\n1 err"),
+        output("or\x1b[0m"),
+        result("error", "exit code: 1\ncollecting ...\nE   ModuleNotFoundError: ...\n1 error"),
+    )
+
+    assert err.splitlines() == [
+        "  → command: pytest",
+        "    │ collecting ...",
+        "    │ E   ModuleNotFoundError: No module named 'x'",
+        "    │ 1 error\\x1b[0m",  # an unfinished last line, once the command ends; escaped
+        "  ✗ command: exit code: 1",
+    ]
+
+
+def test_a_command_whose_output_did_not_stream_shows_the_tail_of_its_result(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    lines = [f"line {n}" for n in range(1, 9)]
+    _, err = render(capsys, command_call(), result("error", "\n".join(["exit code: 2", *lines])))
+
+    assert err.splitlines() == [
+        "  → command: pytest",
+        "    │ … 3 more lines",
+        *(f"    │ {line}" for line in lines[3:]),
+        "  ✗ command: exit code: 2",
+    ]
+
+
+def screen(written: str) -> list[str]:
+    """What a terminal shows after ``written``: text, newlines, and the two sequences the
+    output window uses (``ESC [ n F``: up n lines, to their start; ``ESC [ J``: erase
+    from the cursor to the end of the screen)."""
+    rows, row = [""], 0
+    for piece in re.split(r"(\x1b\[\d*F|\x1b\[J|\n)", written):
+        if piece == "\n":
+            row += 1
+            rows += [""] * (row + 1 - len(rows))
+        elif piece == "\x1b[J":
+            rows[row:] = [""]
+        elif piece.startswith("\x1b["):
+            row -= int(piece[2:-1] or 1)
+        else:
+            rows[row] += piece
+    return rows[:-1] if rows[-1] == "" else rows
+
+
+def test_on_a_terminal_the_output_is_a_window_that_leaves_its_tail(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(shutil, "get_terminal_size", lambda: os.terminal_size((30, 24)))
+    console = Console()
+    console.redraw = True  # as on a terminal (colour stays off: NO_COLOR, say)
+    console.update({"session": "s1", **command_call()})
+    for n in range(1, 8):
+        console.update({"session": "s1", **output(f"line {n}\n")})
+    console.update({"session": "s1", **output("a very long line that does not fit")})
+    written = capsys.readouterr().err
+
+    assert screen(written) == [
+        "  → command: pytest",
+        "    │ line 4",
+        "    │ line 5",
+        "    │ line 6",
+        "    │ line 7",
+        "    │ a very long line that …",  # cut to 29 columns: rows on screen are rows counted
+    ]
+
+    console.update({"session": "s1", **result("ok", "exit code: 0\n…")})
+    console.note("  next")
+
+    assert screen(written + capsys.readouterr().err) == [
+        "  → command: pytest",
+        "    │ … 3 more lines",
+        "    │ line 4",
+        "    │ line 5",
+        "    │ line 6",
+        "    │ line 7",
+        "    │ a very long line that does not fit",
+        "  ✓ command",
+        "  next",
+    ]

@@ -1,5 +1,4 @@
 -- Deciding parked calls after the dialog was dismissed (or never shown).
-local chat = require("tether.chat")
 local client = require("tether.client")
 local session = require("tether.session")
 
@@ -12,8 +11,11 @@ local function with_parked(decide)
     return decide(session.id)
   end
   client.command("tether.sessions", vim.empty_dict(), function(err, result)
+    if err then
+      return vim.notify("tether: " .. (err.message or vim.inspect(err)), vim.log.levels.ERROR)
+    end
     local parked
-    for _, info in ipairs(not err and result.sessions or {}) do
+    for _, info in ipairs(result.sessions or {}) do
       if info.status == "awaiting_approval" and (not parked or info.id == session.id) then
         parked = info
       end
@@ -21,7 +23,6 @@ local function with_parked(decide)
     if not parked then
       return vim.notify("tether: no calls are waiting for approval", vim.log.levels.WARN)
     end
-    session.follow(parked.id)
     decide(parked.id)
   end)
 end
@@ -31,8 +32,7 @@ end
 ---@param remember? "session"|"workspace"
 function M.approve(remember)
   with_parked(function(id)
-    chat.note(remember and ("allowed, and remembered for the " .. remember) or "allowed")
-    session.send("tether.approve", { session = id, remember = remember })
+    session.decide("tether.approve", { session = id, remember = remember })
   end)
 end
 
@@ -40,8 +40,7 @@ end
 ---@param reason? string
 function M.deny(reason)
   with_parked(function(id)
-    chat.note(reason and ("denied: " .. reason) or "denied")
-    session.send("tether.deny", { session = id, reason = reason })
+    session.decide("tether.deny", { session = id, reason = reason })
   end)
 end
 

@@ -1,4 +1,5 @@
--- :checkhealth tether: the server command, its version, the provider reachable.
+-- :checkhealth tether: the server command, its version, what `tether doctor` finds (the
+-- settings and the command sandbox's probe), the provider reachable.
 local M = {}
 
 local health = vim.health
@@ -56,27 +57,150 @@ local function unreachable(url)
   return outcome or nil
 end
 
-function M.check()
-  local config = require("tether").config
-  health.start("tether: server")
-  local exe = config.cmd[1]
-  if vim.fn.executable(exe) ~= 1 then
-    health.error(("`%s` is not executable"):format(exe), {
-      "pip install tether, or set require('tether').setup({ cmd = { ... } })",
-    })
-    return
+--- Which configuration starts the client: vim.lsp.config("tether") when it is enabled,
+--- else the plugin's setup(). Each as { name, cmd (explicit or nil), env, settings }.
+local function route()
+  local enabled = vim.lsp.is_enabled and vim.lsp.is_enabled("tether")
+  if enabled then
+    local config = vim.lsp.config["tether"] or {}
+    return {
+      name = 'vim.lsp.config("tether") + vim.lsp.enable("tether")',
+      cmd = type(config.cmd) == "table" and config.cmd or nil,
+      env = config.cmd_env,
+      settings = (config.init_options or {}).tether,
+    }
   end
-  health.ok(("command: %s (%s)"):format(table.concat(config.cmd, " "), vim.fn.exepath(exe)))
+  local config = require("tether").config
+  return {
+    name = "require('tether').setup()" .. (require("tether").configured and "" or " defaults"),
+    cmd = config.cmd,
+    env = config.env,
+    settings = config.settings,
+  }
+end
 
-  local version_cmd = {}
-  for _, arg in ipairs(config.cmd) do
+--- The server command without `serve` and what follows it: the same executable, for its
+--- other subcommands.
+local function base_command(cmd)
+  local base = {}
+  for _, arg in ipairs(cmd) do
     if arg == "serve" then
       break
     end
-    version_cmd[#version_cmd + 1] = arg
+    base[#base + 1] = arg
   end
+  return base
+end
+
+local DOCTOR_TIMEOUT_MS = 15000
+
+--- How to report one line of `tether doctor`: a health function and its advice.
+---@param line string
+---@return fun(msg: string, advice?: string[]), string[]?
+local function judge(line)
+  if vim.startswith(line, "sandbox: on") then
+    return health.ok
+  elseif vim.startswith(line, "sandbox: NOT USED (sandbox.mode = off)") then
+    return health.info -- the person's choice
+  elseif vim.startswith(line, "sandbox: NOT USED") then
+    return health.warn,
+      {
+        "commands run unsandboxed, with your rights, and each one asks",
+        "install bubblewrap (Debian/Ubuntu: apt install bubblewrap) or fix what the cause"
+          .. " names; see the README's security model",
+        "to run commands only in the sandbox, set settings.sandbox.mode = 'required'",
+      }
+  elseif vim.startswith(line, "settings: ok") then
+    return health.ok
+  elseif vim.startswith(line, "settings: ") then
+    return health.warn, { "see the README's Configuration for the keys and their values" }
+  elseif vim.startswith(line, "provider: ") and line:find("model none", 1, true) then
+    return health.warn,
+      { "set TETHER_MODEL (in the server's environment) or settings.provider.model" }
+  end
+  return health.info
+end
+
+--- `tether doctor --workspace <root>` with the executable the server starts from, its
+--- environment and its settings (as TETHER_ASK_OPTIONS), each line of it reported.
+local function doctor(found, chosen, root)
+  health.start("tether: sandbox and setup (tether doctor)")
+  local cmd = base_command(found.cmd)
+  vim.list_extend(cmd, { "doctor", "--workspace", root })
+  local env = vim.tbl_extend("force", {}, chosen.env or {})
+  if chosen.settings and next(chosen.settings) then
+    env.TETHER_ASK_OPTIONS = vim.json.encode(chosen.settings)
+  end
+  local shown = table.concat(cmd, " ")
+  local ok, run = pcall(vim.system, cmd, { env = env, text = true, timeout = DOCTOR_TIMEOUT_MS })
+  if not ok then
+    health.error(("`%s` cannot run: %s"):format(shown, run))
+    return
+  end
+  local done = run:wait(DOCTOR_TIMEOUT_MS + 2000)
+  local lines = vim.split(vim.trim(done.stdout or ""), "\n", { trimempty = true })
+  local ran = (done.code == 0 or done.code == 1)
+    and vim.iter(lines):any(function(line)
+      return vim.startswith(line, "sandbox: ")
+    end)
+  if not ran then
+    local why = vim.trim(done.stderr or "")
+    if done.code == 124 then
+      why = ("it did not finish within %d s"):format(DOCTOR_TIMEOUT_MS / 1000)
+    elseif why == "" then
+      why = ("it exited %d with %s"):format(done.code, #lines > 0 and lines[1] or "no output")
+    end
+    health.error(("`%s` failed: %s"):format(shown, why), {
+      "`tether doctor` is in tether 0.1.0 and newer: update the server if it is older",
+    })
+    return
+  end
+  for _, line in ipairs(lines) do
+    local report, advice = judge(line)
+    report(line, advice)
+  end
+  if done.code ~= 0 then
+    health.info("`tether doctor` exited 1: something above needs you")
+  end
+end
+
+local HOW = {
+  explicit = "as configured",
+  PATH = "`tether` on PATH",
+  venv = "the workspace's .venv",
+}
+
+function M.check()
+  local server = require("tether.server")
+  local chosen = route()
+  health.start("tether: server")
+  health.info("configured by " .. chosen.name)
+  local client = require("tether.client").get()
+  local root = client and client.root_dir or server.workspace()
+  local found = server.find(chosen.cmd, root)
+  if not found.cmd then
+    health.error(
+      ("no server found: looked for %s"):format(table.concat(found.looked, " and ")),
+      server.advice()
+    )
+    return
+  end
+  local exe = found.cmd[1]
+  if vim.fn.executable(exe) ~= 1 then
+    health.error(("`%s` (%s) is not executable"):format(exe, HOW[found.how]), server.advice())
+    return
+  end
+  health.ok(
+    ("command: %s (%s: %s)"):format(
+      table.concat(found.cmd, " "),
+      HOW[found.how],
+      vim.fn.exepath(exe)
+    )
+  )
+
+  local version_cmd = base_command(found.cmd)
   version_cmd[#version_cmd + 1] = "--version"
-  local ok, run = pcall(vim.system, version_cmd, { env = config.env, text = true })
+  local ok, run = pcall(vim.system, version_cmd, { env = chosen.env, text = true })
   local done = ok and run:wait(15000)
   if done and done.code == 0 then
     health.ok("version: " .. vim.trim(done.stdout))
@@ -86,18 +210,20 @@ function M.check()
     )
   end
 
-  local client = require("tether.client").get()
   health.info(
-    client and ("running (client %d)"):format(client.id)
+    client and ("running (client %d, workspace %s)"):format(client.id, client.root_dir or "?")
       or "not started yet: it starts on first use"
   )
 
+  doctor(found, chosen, root)
+
   health.start("tether: provider")
-  local url = provider_url(config)
+  local url = provider_url(chosen)
   local why = unreachable(url)
   if why then
     health.error(("%s is not reachable: %s"):format(url, why), {
-      "set TETHER_BASE_URL (opts.env) or settings.provider.base_url; see the README",
+      "set TETHER_BASE_URL (in the server's environment) or settings.provider.base_url;"
+        .. " see the README",
     })
   else
     health.ok(url .. " is reachable")

@@ -182,6 +182,8 @@ export interface HistoryTool {
   tool: string;
 }
 export interface Stats {
+  commands_sandboxed: number;
+  commands_unsandboxed: number;
   input_tokens: number;
   output_tokens: number;
   requests: number;

@@ -5,10 +5,12 @@
  */
 
 import {
+  isStarted,
   parseFromView,
   type Answer,
   type Entry,
   type History,
+  type Outcome,
   type SessionSummary,
   type ToView,
   type ToolEntry,
@@ -18,22 +20,32 @@ import {
 } from './protocol';
 import { Transcript } from './transcript';
 
-/** What the view needs of the server and the editor. */
+/**
+ * What the view needs of the server and the editor. The turn commands are sent with
+ * `"wait": false`: they answer Started at once, and the turn's end arrives as a status
+ * update carrying its result; a turn that could not run answers with its result directly.
+ */
 export interface Backend {
-  run(prompt: string, session: string | undefined): Promise<TurnResult>;
+  run(prompt: string, session: string | undefined): Promise<Outcome>;
   /** Answers the call's open dialog (undefined), or tether.approve / tether.deny it. */
-  decide(session: string, callId: string, answer: Answer): Promise<TurnResult | undefined>;
+  decide(session: string, callId: string, answer: Answer): Promise<Outcome | undefined>;
   /** The same for every call of the session that waits. */
-  decideAll(session: string, answer: Answer): Promise<TurnResult | undefined>;
+  decideAll(session: string, answer: Answer): Promise<Outcome | undefined>;
   cancel(session: string): Promise<boolean>;
   sessions(): Promise<SessionSummary[]>;
   history(session: string): Promise<History>;
   showDiff(call: ToolEntry): Promise<void>;
+  copy(text: string): Promise<void>;
 }
+
+/** Updates kept while a new session's id is not known yet (its `tether.run` is in flight). */
+const EARLY_KEEP = 10_000;
 
 export class ChatController {
   private transcript: Transcript;
-  private adopting: Transcript | undefined;
+  /** New sessions being started: updates of unknown sessions wait here for their ids. */
+  private starting = 0;
+  private early: Update[] = [];
   private sessionList: SessionSummary[] = [];
   private readonly listeners = new Set<() => void>();
 
@@ -93,41 +105,69 @@ export class ChatController {
       case 'refresh':
         await this.refresh();
         return;
+      case 'copy':
+        await this.backend.copy(message.text);
+        return;
     }
   }
 
   /** A `tether/update` from the server. */
   update(update: Update): void {
     const t = this.transcript;
-    if (this.adopting === t && t.session === null) {
-      t.session = update.session; // the first word of the session this view just started
-      this.adopting = undefined;
-    }
     if (update.session !== t.session) {
+      if (this.starting > 0 && this.early.length < EARLY_KEEP) {
+        this.early.push(update); // perhaps the session this view is starting
+      }
+      if (update.kind === 'status' && update.result) {
+        void this.refresh(); // another session's turn ended: the picker shows its status
+      }
       return;
     }
-    this.show(t.apply(update));
+    const changed = t.apply(update);
+    if (update.kind === 'output' && changed.length === 0) {
+      // A card on screen gets the delta alone; a new one was drawn with its output.
+      this.post({ type: 'output', callId: update.call_id, text: update.text });
+    }
+    this.show(changed);
     if (update.kind === 'status') {
       this.postStatus();
+      if (update.result) {
+        void this.refresh();
+      }
     }
   }
 
   /** Sends a prompt in the shown session (a new one when none is shown). */
   async ask(prompt: string): Promise<void> {
     const t = this.transcript;
+    if (t.status === 'running') {
+      // One turn per session: the server would refuse it, and this turn runs on.
+      this.show(t.notice('A turn is running in this session: wait for it to end, or stop it, then ask again.'));
+      return;
+    }
     this.show(t.user(prompt));
     t.status = 'running';
     this.postStatus();
-    if (t.session === null) {
-      this.adopting = t;
+    const fresh = t.session === null;
+    if (fresh) {
+      this.starting += 1;
     }
     try {
-      this.finish(t, await this.backend.run(prompt, t.session ?? undefined));
+      const outcome = await this.backend.run(prompt, t.session ?? undefined);
+      if (fresh) {
+        this.adopt(t, outcome.session);
+      }
+      if (!isStarted(outcome)) {
+        this.finish(t, outcome); // it never ran (an unconfigured provider, say)
+      }
     } catch (error) {
       this.fail(t, 'tether.run', error);
     } finally {
-      if (this.adopting === t) {
-        this.adopting = undefined;
+      if (fresh) {
+        this.starting -= 1;
+        if (this.starting === 0) {
+          this.early = [];
+        }
       }
     }
     await this.refresh();
@@ -142,10 +182,8 @@ export class ChatController {
     }
     this.show(t.deciding(callId));
     try {
-      const result = await this.backend.decide(entry.session, callId, answer);
-      if (result !== undefined) {
-        this.finish(t, result);
-      }
+      const outcome = await this.backend.decide(entry.session, callId, answer);
+      this.resumed(t, outcome);
     } catch (error) {
       if (t === this.transcript) {
         this.show(t.undecided(callId));
@@ -153,6 +191,21 @@ export class ChatController {
       this.fail(t, answer === 'deny' ? 'tether.deny' : 'tether.approve', error);
     }
     await this.refresh();
+  }
+
+  /** The server's dialog about a call opened (its offered answers) or closed (undefined). */
+  dialog(callId: string, offers: Answer[] | undefined, note?: string): void {
+    this.show(this.transcript.dialog(callId, offers, note));
+  }
+
+  /** The server stopped: a turn it was running will not report its end. */
+  serverLost(): void {
+    const t = this.transcript;
+    if (t.status === 'running') {
+      t.status = 'idle';
+      this.show(t.notice('The tether server stopped; the turn did not finish.', 'error'));
+      this.postStatus();
+    }
   }
 
   /** The person's answer to every waiting call of the shown session (a command). */
@@ -164,10 +217,7 @@ export class ChatController {
     }
     this.show(waiting.flatMap((call) => t.deciding(call.id)));
     try {
-      const result = await this.backend.decideAll(t.session, answer);
-      if (result !== undefined) {
-        this.finish(t, result);
-      }
+      this.resumed(t, await this.backend.decideAll(t.session, answer));
     } catch (error) {
       if (t === this.transcript) {
         this.show(waiting.flatMap((call) => t.undecided(call.id)));
@@ -227,6 +277,26 @@ export class ChatController {
       await this.backend.showDiff(entry);
     } catch (error) {
       this.show(this.transcript.notice(failure('Show diff', error), 'error')); // the turn runs on
+    }
+  }
+
+  /** The new session `t` started is `session`: what it already said is shown now. */
+  private adopt(t: Transcript, session: string): void {
+    t.session ??= session;
+    const early = this.early.filter((u) => u.session === session);
+    this.early = this.early.filter((u) => u.session !== session);
+    if (t === this.transcript) {
+      this.changed(); // the shown session is known now
+      for (const update of early) {
+        this.update(update);
+      }
+    }
+  }
+
+  /** A decision's answer: a parked turn that resumed ends with an update; one that could not. */
+  private resumed(t: Transcript, outcome: Outcome | undefined): void {
+    if (outcome !== undefined && !isStarted(outcome)) {
+      this.finish(t, outcome);
     }
   }
 

@@ -6,7 +6,7 @@
  * can use it.
  */
 
-import type { History, HistoryTool, SessionSummary, TurnResult, Update } from './contract';
+import type { History, HistoryTool, SessionSummary, Started, TurnResult, Update } from './contract';
 
 // ---- the server: the contract, generated; never copied by hand ----
 
@@ -14,13 +14,20 @@ export type {
   Commands,
   Compaction,
   History,
+  OutputUpdate,
   PendingCall,
   Planned,
   SessionSummary,
+  Started,
   Stats,
+  StatusUpdate,
   TurnResult,
   Update,
+  UsageUpdate,
 } from './contract';
+
+/** A command's answer: the turn's end (`wait` absent, or a turn that never ran), or Started. */
+export type Outcome = TurnResult | Started;
 
 export type TurnStatus = TurnResult['status'];
 export type ToolStatus = HistoryTool['status'];
@@ -41,10 +48,16 @@ export interface ToolEntry {
   state: CallState;
   /** Milliseconds the call ran, once it has a result and a start. */
   durationMs?: number;
-  /** The first lines of the result, as the model was shown it. */
+  /** The result, as the model was shown it (long ones as their head and tail). */
   result?: string;
+  /** A command's output as it ran (its tail, when long), from `output` updates. */
+  output?: string;
   /** Set while the call waits for the person; `deciding` once they have answered. */
   approval?: 'pending' | 'deciding' | 'allowed' | 'denied';
+  /** The answers the server's dialog offers for this call, while it is open. */
+  offers?: Answer[];
+  /** What the dialog warns of beyond the call itself (unsaved documents a command will not see). */
+  note?: string;
 }
 
 export type Entry =
@@ -61,6 +74,8 @@ export type ViewStatus = 'idle' | 'running' | 'awaiting_approval' | TurnStatus;
 export type ToView =
   | { type: 'reset'; session: string | null; status: ViewStatus; entries: Entry[] }
   | { type: 'entries'; entries: Entry[] }
+  /** More output of a running command, appended to its card. */
+  | { type: 'output'; callId: string; text: string }
   | { type: 'status'; session: string | null; status: ViewStatus }
   | { type: 'sessions'; current: string | null; sessions: SessionSummary[] };
 
@@ -76,7 +91,9 @@ export type FromView =
   | { type: 'diff'; callId: string }
   | { type: 'stop' }
   | { type: 'open'; session: string | null }
-  | { type: 'refresh' };
+  | { type: 'refresh' }
+  /** A code block's text, for the clipboard. */
+  | { type: 'copy'; text: string };
 
 const ANSWERS: readonly string[] = ['allow', 'always', 'deny'];
 
@@ -112,6 +129,8 @@ export function parseFromView(raw: unknown): FromView | undefined {
       return raw.session === null || nonEmpty(raw.session)
         ? { type: 'open', session: raw.session }
         : undefined;
+    case 'copy':
+      return typeof raw.text === 'string' ? { type: 'copy', text: raw.text } : undefined;
     default:
       return undefined;
   }
@@ -126,8 +145,27 @@ const NEEDS: Record<Update['kind'], (raw: Record<string, unknown>) => boolean> =
   tool_call: hasCall,
   tool_result: hasCall,
   approval: hasCall,
-  status: (raw) => typeof raw.status === 'string',
+  status: (raw) => typeof raw.status === 'string' && (raw.result == null || isResult(raw.result)),
+  output: (raw) => nonEmpty(raw.call_id) && typeof raw.text === 'string',
+  usage: (raw) =>
+    ['input_tokens', 'output_tokens', 'context_tokens'].every((k) => typeof raw[k] === 'number'),
 };
+
+function isResult(raw: unknown): boolean {
+  return isRecord(raw) && nonEmpty(raw.session) && typeof raw.status === 'string';
+}
+
+/** A command's answer: a turn's result, or Started when it runs on (`wait: false`). */
+export function parseOutcome(raw: unknown): Outcome {
+  if (!isResult(raw)) {
+    throw new Error(`the server answered with no session and status: ${JSON.stringify(raw)}`);
+  }
+  return raw as Outcome;
+}
+
+export function isStarted(outcome: Outcome): outcome is Started {
+  return outcome.status === 'running';
+}
 
 /** A `tether/update` notification's params, or undefined when they are not one. */
 export function parseUpdate(raw: unknown): Update | undefined {

@@ -5,6 +5,7 @@
  */
 
 import type {
+  Answer,
   Entry,
   History,
   PendingCall,
@@ -14,8 +15,11 @@ import type {
   ViewStatus,
 } from './protocol';
 
-const RESULT_PREVIEW_LINES = 8;
-const RESULT_PREVIEW_CHARS = 600;
+/** A result longer than this is kept as its head and its tail (the server sends at most 4,000). */
+const RESULT_HEAD = 6_000;
+const RESULT_TAIL = 2_000;
+/** The most of a command's live output a card keeps: its tail. */
+export const OUTPUT_KEEP = 100_000;
 
 export class Transcript {
   readonly entries: Entry[] = [];
@@ -76,10 +80,12 @@ export class Transcript {
           entry.state = 'waiting';
           this.started.delete(update.call_id);
         } else if (update.decision === 'allowed') {
+          delete entry.offers;
           entry.approval = 'allowed';
           entry.state = 'running';
           this.started.set(update.call_id, this.now()); // it runs from now
         } else {
+          delete entry.offers;
           entry.approval = 'denied';
         }
         return [entry];
@@ -96,10 +102,25 @@ export class Transcript {
         if (entry.approval === 'pending' || entry.approval === 'deciding') {
           entry.approval = update.status === 'denied' ? 'denied' : 'allowed';
         }
+        delete entry.offers;
         this.started.delete(update.call_id);
         return [entry];
       }
+      case 'output': {
+        const known = this.tool(update.call_id);
+        const entry = known ?? this.ensureTool(update.session, update.call_id, 'command', '');
+        entry.output = keepTail((entry.output ?? '') + update.text, OUTPUT_KEEP);
+        return known === undefined ? [entry] : []; // a known card gets the delta alone
+      }
+      case 'usage':
+        return [];
       case 'status': {
+        if (update.result) {
+          // The turn's end (`wait: false`): drawn from its result, like a result that came back.
+          const result = update.result;
+          const error = result.error ?? (update.detail || undefined);
+          return this.finish(error === undefined ? result : { ...result, error });
+        }
         this.status = toViewStatus(update.status);
         if (update.status === 'error' && update.detail) {
           return this.notice(update.detail, 'error');
@@ -132,6 +153,26 @@ export class Transcript {
       changed.push(...this.notice(`turn ${result.status}`));
     }
     return changed;
+  }
+
+  /**
+   * The server's dialog about a call opened (what it offers, what it warns of) or closed
+   * (undefined): the card offers the same answers and shows the same warning.
+   */
+  dialog(callId: string, offers: Answer[] | undefined, note?: string): Entry[] {
+    const entry = this.tool(callId);
+    if (entry === undefined) {
+      return [];
+    }
+    if (offers === undefined) {
+      delete entry.offers;
+    } else {
+      entry.offers = offers;
+    }
+    if (note !== undefined) {
+      entry.note = note;
+    }
+    return [entry];
   }
 
   /** The person answered a card: its buttons go away until the server confirms. */
@@ -301,10 +342,19 @@ function spanMs(start?: string | null, end?: string | null): number | undefined 
 }
 
 function preview(content: string): string {
-  const lines = content.split('\n');
-  let text = lines.slice(0, RESULT_PREVIEW_LINES).join('\n');
-  if (text.length > RESULT_PREVIEW_CHARS) {
-    text = text.slice(0, RESULT_PREVIEW_CHARS);
+  if (content.length <= RESULT_HEAD + RESULT_TAIL) {
+    return content;
   }
-  return text.length < content.length ? `${text}\n…` : text;
+  const cut = content.length - RESULT_HEAD - RESULT_TAIL;
+  return `${content.slice(0, RESULT_HEAD)}\n… (${cut} characters) …\n${content.slice(-RESULT_TAIL)}`;
+}
+
+/** The last `keep` characters of `text`, from a line start when one is near. */
+export function keepTail(text: string, keep: number): string {
+  if (text.length <= keep) {
+    return text;
+  }
+  const tail = text.slice(-keep);
+  const newline = tail.indexOf('\n');
+  return newline >= 0 && newline < 200 ? tail.slice(newline + 1) : tail;
 }

@@ -1,0 +1,85 @@
+"""What the terminal answers from the store itself, with no server: ``tether sessions``,
+``rules`` and ``forget``, and a ``tether approve`` / ``deny`` that has nothing to decide.
+
+None of these runs a turn, so none needs what a server costs to start (about a second of
+importing pygls and lsprotocol, then ``initialize``); the store is the one every tether
+process shares (SQLite, WAL), and the service reads it the same way: a session whose
+turn's process died shows as ``interrupted``, the rules are the workspace's and its
+sessions'. A decision on a session whose turn is parked goes to a server, which resumes
+the turn; only that server can say which calls wait, so a parked session is never
+judged here.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+import sys
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+from tether.agent.liveness import as_seen, running_elsewhere
+from tether.config import load_leniently
+from tether.errors import NothingWaiting, Refused
+from tether.models import PARKED
+from tether.store import Store
+from tether.terminal.console import Console
+
+
+class Unreadable(Exception):
+    """The store cannot be opened or read; the message says where and why."""
+
+
+@contextmanager
+def opened(env: Mapping[str, str], options: dict[str, Any] | None) -> Iterator[Store]:
+    """The store the server would open with these settings; what is wrong with them is
+    said on stderr, as the server would say it."""
+    settings, problems = load_leniently(env, {} if options is None else {"init": options})
+    for problem in problems:
+        print(f"tether: {problem}", file=sys.stderr)
+    path = settings.state_dir / "sessions.sqlite3"
+    try:
+        store = Store(path)
+        try:
+            yield store
+        finally:
+            store.close()
+    except (OSError, sqlite3.Error) as exc:
+        raise Unreadable(f"cannot read the sessions in {path}: {exc}") from exc
+
+
+def sessions(store: Store, workspace: Path) -> int:
+    listed = [as_seen(s).model_dump() for s in store.sessions.listed(workspace)]
+    Console().sessions(listed, workspace)
+    return 0
+
+
+def rules(store: Store, workspace: Path) -> int:
+    listed = [
+        {"id": str(r.id), "tool": r.tool, "match": r.words, "scope": r.scope}
+        | ({"session": r.scope_id} if r.scope == "session" else {})
+        for r in store.rules.of_workspace(str(workspace))
+    ]
+    Console().rules(listed, workspace)
+    return 0
+
+
+def forget(store: Store, workspace: Path, rule: str) -> int:
+    """Forget one of this workspace's rules (never another workspace's)."""
+    ours = {str(r.id) for r in store.rules.of_workspace(str(workspace))}
+    removed = rule in ours and store.rules.remove(int(rule))
+    Console().note(f"forgot rule {rule}" if removed else f"no rule {rule} here", None)
+    return 0 if removed else 1
+
+
+def undecidable(store: Store, session: str) -> Refused | None:
+    """Why ``tether approve`` / ``deny`` of ``session`` has nothing to decide (an unknown
+    session, one whose turn is not parked), or None: a server must decide."""
+    try:
+        info = store.sessions.get(session)
+    except Refused as exc:
+        return exc
+    if info.status == PARKED or running_elsewhere(info):  # the server says which, or busy
+        return None
+    return NothingWaiting(session)
