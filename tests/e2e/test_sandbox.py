@@ -76,6 +76,7 @@ async def test_a_sandboxed_command_works_in_the_workspace_and_nowhere_else(
     assert "Read-only file system" in escape and not outside.exists()
     assert "tether's sandbox" in escape  # the model is told what to ask for
     assert "SECRET KEY" not in secret and "No such file" in secret
+    assert "tether's sandbox" in secret  # a home file missing: the sandbox is named
     assert "Read-only file system" in hook and not (ws / ".git/hooks/pre-commit").exists()
     assert all("Runs in the sandbox; no network" in d for d in editor.dialogs)
     stats = (await editor.history(result["session"]))["stats"]

@@ -17,6 +17,7 @@ import signal
 import subprocess
 import sys
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -236,7 +237,13 @@ _SANDBOX_SIGNS = (
 
 
 def _sandbox_hint(params: CommandParams, ctx: ToolContext, output: str) -> str:
-    if not ctx.sandbox.used or not any(sign in output for sign in _SANDBOX_SIGNS):
+    home = str(Path.home())
+    missing_at_home = "No such file or directory" in output and (
+        home in output or "~/" in params.command or "$HOME" in params.command
+    )
+    if not ctx.sandbox.used or not (
+        missing_at_home or any(sign in output for sign in _SANDBOX_SIGNS)
+    ):
         return ""
     return (
         "\n[the command ran in tether's sandbox: no network, the filesystem read-only but "
