@@ -1,24 +1,22 @@
-"""``command``: a shell command in the workspace root, in its own process group.
+"""``command``: a shell command in the workspace root, in the sandbox where there is one,
+in its own process group (``process_group.py``).
 
-The output (stdout and stderr merged, in the order written) is read as it comes
-and kept as a head and a tail, so a command printing gigabytes costs bounded
-memory. A timeout, a cancellation, or background processes still holding the
-output after the command ended: each kills the whole process group.
+The output (stdout and stderr merged, in the order written) goes to the editor as it
+comes and is kept as a head and a tail. A timeout, a cancellation, or background
+processes still holding the output after the command ended: each kills the whole group.
+The dialog says how it will run (sandboxed, with what more, or without the sandbox and
+why) and which unsaved documents it will not see; so does the result, to the model.
 """
 
 from __future__ import annotations
 
 import asyncio
-import codecs
 import contextlib
 import functools
-import os
 import signal
 import subprocess
-import sys
-from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -27,13 +25,11 @@ from tether.tools.base import Preview, RuleKey, ToolContext, quoted
 from tether.tools.command_rules import family_of, rule_key
 from tether.tools.environment import child_environment
 from tether.tools.git_config import as_environment, repository_overrides
+from tether.tools.process_group import NEW_GROUP, Capture, Watch, finish, kill_group
 from tether.tools.sandbox import Grant
 
 KEEP_CHARS = 20_000  # of the output's head, and again of its tail
 SUMMARY_CHARS = 120
-DRAIN_S = 1.0  # after the command exits, how long its output may stay open
-
-Outcome = Literal["done", "timed_out", "held_open"]
 
 
 class CommandParams(BaseModel):
@@ -56,110 +52,9 @@ class CommandParams(BaseModel):
     )
 
 
-class _Capture:
-    """The output's first and last ``keep`` characters, and what was cut between them."""
-
-    def __init__(self, keep: int) -> None:
-        self.keep = keep
-        self.decoder = codecs.getincrementaldecoder("utf-8")(errors="replace")
-        self.head = ""
-        self.tail = ""
-        self.cut_chars = 0
-        self.cut_lines = 0
-
-    def feed(self, data: bytes, final: bool = False) -> str:
-        """Keep what must be kept of ``data``; returns it decoded."""
-        text = decoded = self.decoder.decode(data, final)
-        if len(self.head) < self.keep:
-            room = self.keep - len(self.head)
-            self.head, text = self.head + text[:room], text[room:]
-        self.tail += text
-        if len(self.tail) > 2 * self.keep:  # trimmed now and then, not on every chunk
-            self._trim()
-        return decoded
-
-    def _trim(self) -> None:
-        dropped, self.tail = self.tail[: -self.keep], self.tail[-self.keep :]
-        self.cut_chars += len(dropped)
-        self.cut_lines += dropped.count("\n")
-
-    def text(self) -> str:
-        self.feed(b"", final=True)
-        if len(self.tail) > self.keep:
-            self._trim()
-        if not self.cut_chars:
-            return (self.head + self.tail).rstrip("\n")
-        # Cut at line breaks where there are any: whole lines either side of the note.
-        head, tail = self.head, self.tail
-        if (end := head.rfind("\n")) >= 0:
-            self.cut_chars += len(head) - end - 1
-            head = head[:end]
-        if (start := tail.find("\n")) >= 0:
-            self.cut_chars += start + 1
-            self.cut_lines += 1
-            tail = tail[start + 1 :]
-        note = f"[… {self.cut_chars:,} characters ({self.cut_lines:,} lines) cut …]"
-        return "\n".join((head, note, tail.rstrip("\n")))
-
-
-class _Watch(asyncio.SubprocessProtocol):
-    """Feeds the output to a capture and to whoever watches it live; says when the process
-    exited and the output closed."""
-
-    def __init__(self, capture: _Capture, live: Callable[[str], None]) -> None:
-        self.capture = capture
-        self.live = live
-        self.exited = asyncio.Event()
-        self.closed = asyncio.Event()
-
-    def pipe_data_received(self, fd: int, data: bytes) -> None:
-        if text := self.capture.feed(data):
-            self.live(text)
-
-    def pipe_connection_lost(self, fd: int, exc: Exception | None) -> None:
-        self.closed.set()
-
-    def process_exited(self) -> None:
-        self.exited.set()
-
-
-# Its own process group (a new session on POSIX), so a kill reaches all it starts.
-_NEW_GROUP: dict[str, Any]
-if sys.platform == "win32":
-    _NEW_GROUP = {"creationflags": subprocess.CREATE_NEW_PROCESS_GROUP}
-else:
-    _NEW_GROUP = {"start_new_session": True}
-
-
-async def _kill(pid: int, watch: _Watch) -> None:
-    """Kill the process group, then take the output written before the kill, and the exit."""
-    if sys.platform == "win32":
-        taskkill = ["taskkill", "/T", "/F", "/PID", str(pid)]
-        await asyncio.to_thread(subprocess.run, taskkill, capture_output=True, check=False)
-    else:
-        with contextlib.suppress(ProcessLookupError, PermissionError):
-            os.killpg(pid, signal.SIGKILL)
-    both = asyncio.gather(watch.exited.wait(), watch.closed.wait())
-    with contextlib.suppress(TimeoutError):
-        await asyncio.wait_for(both, DRAIN_S)
-
-
-async def _finish(watch: _Watch, limit_s: float) -> Outcome:
-    """Wait for the command to exit and its output to close."""
-    try:
-        await asyncio.wait_for(watch.exited.wait(), limit_s)
-    except TimeoutError:
-        return "timed_out"
-    try:
-        await asyncio.wait_for(watch.closed.wait(), DRAIN_S)
-    except TimeoutError:
-        return "held_open"
-    return "done"
-
-
 async def _spawn(
-    params: CommandParams, ctx: ToolContext, capture: _Capture
-) -> tuple[asyncio.SubprocessTransport, _Watch]:
+    params: CommandParams, ctx: ToolContext, capture: Capture
+) -> tuple[asyncio.SubprocessTransport, Watch]:
     """The shell, started in its own process group (in the sandbox where it is used), its
     output fed to ``capture``."""
     loop = asyncio.get_running_loop()
@@ -169,9 +64,9 @@ async def _spawn(
         "stdin": subprocess.DEVNULL,
         "stdout": subprocess.PIPE,
         "stderr": subprocess.STDOUT,
-        **_NEW_GROUP,
+        **NEW_GROUP,
     }
-    protocol = functools.partial(_Watch, capture, ctx.output)
+    protocol = functools.partial(Watch, capture, ctx.output)
     if ctx.sandbox.used:
         argv = ctx.sandbox.argv(params.command, ctx.workspace, grant(params, ctx))
         starting = loop.subprocess_exec(protocol, *argv, **options)
@@ -187,7 +82,7 @@ async def _spawn(
     except asyncio.CancelledError:
         with contextlib.suppress(Exception):
             transport, watch = await spawning
-            await _kill(transport.get_pid(), watch)
+            await kill_group(transport.get_pid(), watch)
             transport.close()
         raise
 
@@ -337,15 +232,15 @@ class Command:
         return await self._run(params, ctx)
 
     async def _run(self, params: CommandParams, ctx: ToolContext) -> str:
-        capture = _Capture(KEEP_CHARS)
+        capture = Capture(KEEP_CHARS)
         transport, watch = await _spawn(params, ctx, capture)
         pid = transport.get_pid()
         try:
-            outcome = await _finish(watch, params.timeout_s)
+            outcome = await finish(watch, params.timeout_s)
             if outcome != "done":
-                await _kill(pid, watch)
+                await kill_group(pid, watch)
         except asyncio.CancelledError:
-            await _kill(pid, watch)
+            await kill_group(pid, watch)
             raise
         finally:
             transport.close()
