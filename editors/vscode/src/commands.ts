@@ -6,6 +6,7 @@ import type { Approvals } from './approvals';
 import type { ChatView } from './chatView';
 import type { TetherClient } from './client';
 import { API_KEY_SECRET } from './configuration';
+import { checkSetup } from './doctor';
 import type { ActivityTracker } from './view/activity';
 import type { ChatController } from './view/controller';
 import type { Answer } from './view/protocol';
@@ -17,6 +18,7 @@ export interface Parts {
   controller: ChatController;
   view: ChatView;
   secrets: vscode.SecretStorage;
+  output: vscode.LogOutputChannel;
 }
 
 export function registerCommands(parts: Parts): vscode.Disposable[] {
@@ -45,6 +47,7 @@ export function registerCommands(parts: Parts): vscode.Disposable[] {
       await controller.stop();
     }),
     vscode.commands.registerCommand('tether.setApiKey', () => setApiKey(parts.secrets)),
+    vscode.commands.registerCommand('tether.doctor', () => checkSetup(parts.output)),
   ];
 }
 

@@ -104,10 +104,13 @@ function isExecutable(file: string): boolean {
   }
 }
 
-/** The server's settings layer (`{"provider": {...}, "turn": {...}, ...}`) as set now. */
-export async function serverSettings(secrets: vscode.SecretStorage): Promise<Layer> {
+/**
+ * The server's settings layer (`{"provider": {...}, "turn": {...}, ...}`) as set now; with
+ * the API key from `secrets` when given.
+ */
+export async function serverSettings(secrets?: vscode.SecretStorage): Promise<Layer> {
   const settings = vscode.workspace.getConfiguration(SECTION);
-  const apiKey = await secrets.get(API_KEY_SECRET);
+  const apiKey = await secrets?.get(API_KEY_SECRET);
   return serverLayer((key) => explicitValue(settings, key), apiKey);
 }
 

@@ -94,7 +94,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
         });
       }
     }),
-    ...registerCommands({ client, approvals, activity, controller, view, secrets: context.secrets }),
+    ...registerCommands({ client, approvals, activity, controller, view, secrets: context.secrets, output }),
   );
 
   if (await start(client, output, () => client.start())) {

@@ -3,6 +3,7 @@ import { describe, it } from 'node:test';
 
 import { ActivityTracker } from '../src/view/activity';
 import { DialogBook, dialogCall, offeredAnswers, unsavedNote, type ActionItem } from '../src/view/dialogs';
+import { doctorCommand, needsAttention, summarizeDoctor } from '../src/view/doctor';
 import { editedDocuments, editedVersions, saveAfterAction, saveAfterEdit } from '../src/view/edits';
 import { INSTALL_ADVICE, locateServer, type LaunchInput } from '../src/view/launch';
 import { allowedAttribute, renderMarkdown } from '../src/view/markdown';
@@ -208,6 +209,75 @@ describe('finding tether serve', () => {
       }
       assert.ok(missing.message.endsWith(INSTALL_ADVICE));
     }
+  });
+});
+
+describe('tether doctor', () => {
+  const report = (sandbox: string, extra: string[] = []): string =>
+    [
+      'tether 0.1.0 (Python 3.11.7), workspace /ws',
+      'settings: ok',
+      'provider: openai at its default, model m',
+      'state: /home/me/.local/state/tether',
+      'git: /usr/bin/git',
+      'rg: /usr/bin/rg',
+      'bwrap: /usr/bin/bwrap',
+      sandbox,
+      'commands: approval.commands = ask',
+      ...extra,
+    ].join('\n') + '\n';
+  const restricted =
+    'sandbox: NOT USED (sandbox.mode = auto): user namespaces are restricted on this system ' +
+    '(...); bubblewrap said: bwrap: setting up uid map: Permission denied';
+
+  it("runs the server's program with doctor in place of serve and what follows it", () => {
+    assert.deepEqual(doctorCommand({ command: '/ws/.venv/bin/tether', args: ['serve'] }, '/ws'), {
+      command: '/ws/.venv/bin/tether', args: ['doctor', '--workspace', '/ws'],
+    });
+    assert.deepEqual(doctorCommand({ command: '/opt/py/bin/python', args: ['-m', 'tether', 'serve', '--verbose'] }, '/ws'), {
+      command: '/opt/py/bin/python', args: ['-m', 'tether', 'doctor', '--workspace', '/ws'],
+    });
+    assert.deepEqual(doctorCommand({ command: 'tether', args: ['serve'] }, undefined), { command: 'tether', args: ['doctor'] });
+  });
+
+  it('is information when all is well, with the sandbox line', () => {
+    const summary = summarizeDoctor({ code: 0, stdout: report('sandbox: on (sandbox.mode = auto); its probe holds'), stderr: '' });
+    assert.equal(summary.level, 'info');
+    assert.match(summary.message, /sandbox: on \(sandbox\.mode = auto\); its probe holds/);
+    assert.equal(summary.lines.length, 9);
+  });
+
+  it('warns with the sandbox line and its cause when commands would run unsandboxed', () => {
+    const summary = summarizeDoctor({ code: 1, stdout: report(restricted), stderr: '' });
+    assert.equal(summary.level, 'warning');
+    assert.equal(summary.message, `tether doctor: ${restricted}`);
+  });
+
+  it('names every line that needs the person, the sandbox line first', () => {
+    const stdout = report('sandbox: on (sandbox.mode = auto); its probe holds')
+      .replace('settings: ok', 'settings: unknown setting `turn.budget` in the editor; it is ignored')
+      .replace('model m', 'model none: set TETHER_MODEL');
+    const summary = summarizeDoctor({ code: 1, stdout, stderr: '' });
+    assert.equal(summary.level, 'warning');
+    assert.equal(
+      summary.message,
+      'tether doctor: sandbox: on (sandbox.mode = auto); its probe holds · ' +
+        'settings: unknown setting `turn.budget` in the editor; it is ignored · ' +
+        'provider: openai at its default, model none: set TETHER_MODEL',
+    );
+    assert.equal(needsAttention('sandbox: NOT USED (sandbox.mode = off): the sandbox is off (sandbox.mode = off)'), false);
+    assert.equal(needsAttention(restricted), true);
+    assert.equal(needsAttention('bwrap: not found'), false);
+  });
+
+  it('is an error with the reason when the doctor cannot run', () => {
+    const older = summarizeDoctor({ code: 2, stdout: '', stderr: "usage: tether ...\ntether: error: argument command: invalid choice: 'doctor'\n" });
+    assert.equal(older.level, 'error');
+    assert.equal(older.message, "tether doctor could not run: tether: error: argument command: invalid choice: 'doctor'");
+    const missing = summarizeDoctor({ code: null, stdout: '', stderr: '', failure: 'tether could not start: spawn tether ENOENT' });
+    assert.deepEqual([missing.level, missing.message], ['error', 'tether doctor could not run: tether could not start: spawn tether ENOENT']);
+    const silent = summarizeDoctor({ code: 1, stdout: 'something else\n', stderr: '' });
+    assert.deepEqual([silent.level, silent.message], ['error', 'tether doctor could not run: it exited 1 with something else']);
   });
 });
 

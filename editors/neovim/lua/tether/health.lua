@@ -144,14 +144,16 @@ local function doctor(found, chosen, root)
       return vim.startswith(line, "sandbox: ")
     end)
   if not ran then
-    local why = vim.trim(done.stderr or "")
+    local said = vim.split(vim.trim(done.stderr or ""), "\n")
+    local why = said[#said] -- a traceback's last line is its message
     if done.code == 124 then
       why = ("it did not finish within %d s"):format(DOCTOR_TIMEOUT_MS / 1000)
     elseif why == "" then
       why = ("it exited %d with %s"):format(done.code, #lines > 0 and lines[1] or "no output")
     end
     health.error(("`%s` failed: %s"):format(shown, why), {
-      "`tether doctor` is in tether 0.1.0 and newer: update the server if it is older",
+      "a server without `doctor` is older than the sandbox: update it",
+      "else run the command above in a terminal to see all it says",
     })
     return
   end
