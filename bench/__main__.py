@@ -9,7 +9,15 @@ import tempfile
 import time
 from pathlib import Path
 
-from bench import dispatch_rows, grep_row, sandbox_row, startup_row, tree, turn_row
+from bench import (
+    checkpoint_row,
+    dispatch_rows,
+    grep_row,
+    sandbox_row,
+    startup_row,
+    tree,
+    turn_row,
+)
 from bench.timing import Row, table
 
 
@@ -25,6 +33,7 @@ async def measure(workspace: Path, state: Path, quick: bool, detail: bool) -> li
     rows.append(await startup_row.row(workspace, state, 3 if quick else 7))
     rows.append(await turn_row.row(workspace, state, reps))
     rows.append(await sandbox_row.row(workspace, reps * 3))
+    rows.append(await checkpoint_row.row(state, reps))
     return rows
 
 

@@ -98,6 +98,12 @@ WORKSPACE_HELP = (
 )
 
 
+REWIND_EXITS = """\
+exit codes:
+  0    the turn was rewound (files it could not take back are listed, with why)
+  1    nothing was done: an unknown session or turn, one that is running or waits for
+       approval, or no turn that changed files"""
+
 DOCTOR_EXITS = """\
 exit codes:
   0    all is well: commands will run in the sandbox (or it is off by your choice)
@@ -151,6 +157,19 @@ def parser() -> argparse.ArgumentParser:
         "forget", "forget a remembered approval (an ID from `tether rules`)", FORGET_EXITS
     )
     forget.add_argument("rule", metavar="ID")
+    rewind = at_workspace(
+        "rewind",
+        "take a turn back: its change to the files (your edits since stay), its conversation, "
+        "or both",
+        REWIND_EXITS,
+    )
+    rewind.add_argument("session")
+    rewind.add_argument(
+        "--turn",
+        type=int,
+        help="which turn (1: the first prompt); default: the last that changed files",
+    )
+    rewind.add_argument("--what", choices=["files", "conversation", "both"], default="files")
     for verb, says in (("approve", "allow"), ("deny", "deny")):
         decide = at_workspace(verb, f"{says} a parked turn's calls, then let it run on", TURN_EXITS)
         decide.add_argument("session")
@@ -208,7 +227,7 @@ def terminal(args: argparse.Namespace) -> int:
         from tether.terminal import doctor
 
         return doctor.report(os.environ, options, workspace)
-    if args.command in ("sessions", "rules", "forget", "approve", "deny"):
+    if args.command in ("sessions", "rules", "forget", "rewind", "approve", "deny"):
         from tether.terminal import from_store
 
         try:
@@ -220,6 +239,10 @@ def terminal(args: argparse.Namespace) -> int:
                         return from_store.rules(store, workspace)
                     case "forget":
                         return from_store.forget(store, workspace, args.rule)
+                    case "rewind":
+                        return from_store.rewind(
+                            store, workspace, args.session, args.turn, args.what
+                        )
                 nothing = from_store.undecidable(store, args.session)
         except from_store.Unreadable as exc:
             print(f"tether: {exc}", file=sys.stderr)

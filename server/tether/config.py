@@ -84,6 +84,11 @@ class SandboxSettings(Section):
     write_paths: list[str] = Field(default_factory=list)  # writable, even in $HOME
 
 
+class CheckpointSettings(Section):
+    max_file_mb: float = Field(default=10.0, gt=0)  # larger files are skipped (and listed)
+    keep_days: float = Field(default=14.0, gt=0)  # older checkpoints are pruned at start
+
+
 def _default_state_dir() -> Path:
     return Path(platformdirs.user_state_dir()) / "tether"
 
@@ -95,6 +100,7 @@ class Settings(Section):
     turn: TurnSettings = TurnSettings()
     approval: ApprovalSettings = ApprovalSettings()
     sandbox: SandboxSettings = SandboxSettings()
+    checkpoint: CheckpointSettings = CheckpointSettings()
 
     @classmethod
     def load(cls, env: Mapping[str, str] | None = None, *layers: Mapping[str, Any]) -> Settings:

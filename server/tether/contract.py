@@ -29,6 +29,7 @@ from pydantic_core import CoreSchema, core_schema
 from tether.agent.events import (
     ApprovalUpdate,
     OutputUpdate,
+    RewindUpdate,
     StatusUpdate,
     TextUpdate,
     ToolCallUpdate,
@@ -45,6 +46,7 @@ from tether.lsp.arguments import (
     NoArgument,
     Planned,
     PlannedArgument,
+    RewindArgument,
     RuleArgument,
     Rules,
     RunArgument,
@@ -57,7 +59,7 @@ from tether.lsp.arguments import (
     TaskList,
     Unscheduled,
 )
-from tether.models import History, HistoryMessage, HistoryTool, TurnResult
+from tether.models import History, HistoryMessage, HistoryTool, Rewound, TurnResult
 
 # Each command of ``workspace/executeCommand``: its one argument, and its result.
 # A turn's command answers Started at once when sent with ``wait: false`` (v2).
@@ -76,6 +78,7 @@ COMMANDS: dict[str, tuple[type[BaseModel], Any]] = {
     "tether.schedule": (ScheduleArgument, Scheduled),
     "tether.unschedule": (TaskArgument, Unscheduled),
     "tether.tasks": (NoArgument, TaskList),
+    "tether.rewind": (RewindArgument, Rewound),
 }
 UPDATES: tuple[type[BaseModel], ...] = (
     TextUpdate,
@@ -85,6 +88,7 @@ UPDATES: tuple[type[BaseModel], ...] = (
     StatusUpdate,
     OutputUpdate,
     UsageUpdate,
+    RewindUpdate,
 )
 # Sent with every field, nulls included: the updates, and results that put nulls back.
 NULLS_KEPT: frozenset[type[BaseModel]] = frozenset({*UPDATES, HistoryTool, Planned})

@@ -4,6 +4,7 @@
     ├── ConfigError        settings that cannot work (say which variable or key to set)
     ├── ProviderError      the model provider failed after its retries -> turn status ``error``
     ├── ToolError          a tool could not do what was asked -> a tool result, status ``error``
+    ├── CheckpointError    a checkpoint could not be taken or read -> logged; the turn goes on
     ├── Refused            the service will not do what was asked; nothing was changed
     │   ├── NotFound       an unknown session, call, task or rule
     │   ├── SessionBusy    a turn is already running on that session
@@ -40,6 +41,10 @@ class ProviderError(TetherError):
 
 
 class ToolError(TetherError):
+    pass
+
+
+class CheckpointError(TetherError):
     pass
 
 

@@ -26,6 +26,7 @@ Role = Literal["user", "assistant", "tool"]
 RecordedDecision = Literal["allow", "deny", "dismissed", "applied"]
 # Where a remembered approval holds: this session, or every session of the workspace.
 Scope = Literal["session", "workspace"]
+RewindWhat = Literal["files", "conversation", "both"]
 
 
 def now() -> datetime:
@@ -259,12 +260,14 @@ class WireCall(Frozen):
 class HistoryUser(Frozen):
     role: Literal["user"] = "user"
     content: str
+    turn: int | None = None  # the turn it belongs to: 1 for the session's first prompt
 
 
 class HistoryAssistant(Frozen):
     role: Literal["assistant"] = "assistant"
     content: str
     tool_calls: list[WireCall] | None = None
+    turn: int | None = None
 
 
 class HistoryTool(Frozen):
@@ -277,13 +280,15 @@ class HistoryTool(Frozen):
     status: ToolStatus
     started_at: str | None
     ended_at: str | None
+    turn: int | None = None
 
     @model_serializer(mode="wrap")
     def _keep_null_times(
         self, dump: Callable[[HistoryTool], dict[str, Any]], info: SerializationInfo
     ) -> dict[str, Any]:
         # Responses drop nulls (optional fields are left out); these nulls say something.
-        return {**dump(self), "started_at": self.started_at, "ended_at": self.ended_at}
+        times = {"started_at": self.started_at, "ended_at": self.ended_at}
+        return {**dump(self), **times, "turn": self.turn}
 
 
 HistoryMessage = Annotated[
@@ -291,11 +296,47 @@ HistoryMessage = Annotated[
 ]
 
 
+class Checkpoint(Frozen):
+    """A turn that changed files: which (relative to the workspace), and when it began."""
+
+    turn: int
+    files: list[str]
+    created: str
+    skipped: list[str] | None = None  # files too large to be kept (checkpoint.max_file_mb)
+
+
+class RewindConflict(Frozen):
+    path: str
+    reason: str
+
+
+class Rewound(Frozen):
+    """What ``tether.rewind`` did: files put back as they were before the turn, files the
+    turn created and that were removed, files left as they are (and why)."""
+
+    session: str
+    turn: int
+    what: RewindWhat
+    restored: list[str] = Field(default_factory=list)
+    conflicts: list[RewindConflict] = Field(default_factory=list)
+    removed: list[str] = Field(default_factory=list)
+    notes: list[str] = Field(default_factory=list)  # what could not be taken back, and why
+
+
+class Rewind(Rewound):
+    """A rewind as the history shows it: where it came in the transcript."""
+
+    before: int  # index into the history's messages: it came after the messages before it
+    created: str
+
+
 class History(Frozen):
     messages: list[HistoryMessage] = Field(default_factory=list)
     pending: list[PendingCall] = Field(default_factory=list)
     stats: Stats = Stats()
     compactions: list[Compaction] = Field(default_factory=list)
+    checkpoints: list[Checkpoint] = Field(default_factory=list)
+    rewinds: list[Rewind] = Field(default_factory=list)
 
 
 def message_to_wire(message: Message) -> HistoryMessage:

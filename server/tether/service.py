@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import functools
 import logging
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Awaitable, Callable, Iterable, Sequence
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -18,22 +18,28 @@ from tether.agent.approval import Gate
 from tether.agent.compaction import Compactor
 from tether.agent.dispatch import Dispatcher
 from tether.agent.env import TurnEnv
-from tether.agent.events import Updates, ended
+from tether.agent.events import RewindUpdate, Updates, ended
 from tether.agent.liveness import as_seen, running_elsewhere
 from tether.agent.loop import Agent
 from tether.agent.parked import ParkedReply, planned_edit
 from tether.agent.prompt import system_prompt
 from tether.agent.schedule import Scheduler, parse_every
 from tether.agent.turns import Turns
+from tether.checkpoints.record import Checkpoints
+from tether.checkpoints.rewind import rewind
 from tether.config import Configuration
-from tether.errors import ConfigError, NothingWaiting, Refused
+from tether.errors import ConfigError, NothingWaiting, Refused, SessionBusy
 from tether.models import (
     PARKED,
     Compaction,
     History,
+    HistoryMessage,
     Message,
     PendingCall,
     RecordedChoice,
+    Rewind,
+    RewindWhat,
+    Rewound,
     Scope,
     SessionInfo,
     Task,
@@ -81,6 +87,9 @@ class Service:
         self.documents = documents
         self.editor = editor
         self._sandbox: Sandbox | None = None
+        self.checkpoints = Checkpoints(
+            store, workspace, documents, lambda: self.config.current.checkpoint
+        )
 
     # -- turns -------------------------------------------------------------------------
 
@@ -166,9 +175,8 @@ class Service:
             provider = self.providers.get(settings.provider)
         except ConfigError as exc:
             return TurnResult(session=seen.id, status="error", error=str(exc))
-        env = TurnEnv(
-            seen.id, settings.turn, self.tool_context(), self.asking if ask else self.quiet, updates
-        )
+        gate = self.asking if ask else self.quiet
+        env = TurnEnv(seen.id, settings.turn, self.tool_context(), gate, updates, self.checkpoints)
         compactor = Compactor(provider, self.store, settings.turn)
         agent = Agent(
             provider, self.store, self.dispatcher, compactor, self.system_prompt, self.specs, env
@@ -243,12 +251,43 @@ class Service:
             )
             for c in self.store.compactions.listed(session)
         ]
+        rewinds = [
+            Rewind.model_validate_json(r.report).model_copy(
+                update={"before": len(load(until=r.until_seq)), "created": r.created}
+            )
+            for r in self.store.checkpoints.rewinds(session)
+        ]
         return History(
-            messages=[message_to_wire(m) for m in load()],
+            messages=_with_turns(message_to_wire(m) for m in load()),
             pending=parked.pending() if parked else [],
             stats=transcript.stats(session),
             compactions=compactions,
+            checkpoints=self.checkpoints.listed(session),
+            rewinds=rewinds,
         )
+
+    # -- checkpoints ----------------------------------------------------------------------
+
+    async def rewind(
+        self, session: str, turn: int | None, what: RewindWhat, updates: Updates
+    ) -> Rewound:
+        """Take back a turn: its change to the files (the person's edits since stay), what
+        the model is sent of it and everything after, or both."""
+        info = self.store.sessions.get(session)
+        if self.turns.is_running(session) or running_elsewhere(info):
+            raise SessionBusy(session)
+        if info.status == PARKED:
+            raise Refused(
+                f"session {session!r} waits for approval: approve, deny or cancel its calls "
+                "before rewinding it"
+            )
+        result = await rewind(self.checkpoints, self.editor, session, turn, what)
+        updates.send(RewindUpdate(**result.model_dump()))
+        return result
+
+    async def prune_checkpoints(self) -> None:
+        if pruned := await self.checkpoints.prune():
+            log.info("pruned %d checkpoints older than checkpoint.keep_days", pruned)
 
     def pending_everywhere(self) -> dict[str, list[PendingCall]]:
         """Every parked session's waiting calls, for the editor's code actions."""
@@ -316,3 +355,12 @@ class Service:
         await self.turns.shutdown()
         await self.providers.aclose()
         self.store.close()
+
+
+def _with_turns(messages: Iterable[HistoryMessage]) -> list[HistoryMessage]:
+    """Each message with the turn it belongs to: a prompt begins the next one."""
+    turn, out = 0, []
+    for message in messages:
+        turn += message.role == "user"
+        out.append(message.model_copy(update={"turn": turn or None}))
+    return out

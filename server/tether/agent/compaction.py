@@ -34,12 +34,14 @@ class Compactor:
         self.settings = settings
 
     def context(self, session: str) -> list[Message]:
-        """What the model is sent: the latest summary, then everything after its cut."""
+        """What the model is sent: the latest summary, then everything after its cut, but
+        what a conversation rewind took out."""
         latest = self.store.compactions.latest(session)
+        hidden = self.store.checkpoints.hidden(session)  # rewound conversations
         if latest is None:
-            return self.store.transcript.load(session)
+            return self.store.transcript.load(session, hidden=hidden)
         summary = UserMessage(content=f"{SUMMARY_HEAD}\n\n{latest.summary}")
-        return [summary, *self.store.transcript.load(session, since=latest.upto_seq)]
+        return [summary, *self.store.transcript.load(session, since=latest.upto_seq, hidden=hidden)]
 
     def estimate(self, session: str, context: list[Message]) -> int:
         """Tokens in the context: the provider's own count when it is newer than any

@@ -153,6 +153,8 @@ class Dispatcher:
                 return False
             case Allow():
                 _approval(env, c, pending, "allowed")
+                if env.checkpoints is not None:  # before the turn's first change runs
+                    await env.checkpoints.before_change(env.session, tool, params, env.ctx)
                 await self._execute(env, c, answers, decision)
             case Applied(by=by):
                 _approval(env, c, pending, "allowed")

@@ -1,5 +1,5 @@
 """What one turn runs with: its session, its settings, its tools' context, who decides
-for the person, and who watches it happen."""
+for the person, who watches it happen, and where its checkpoints go."""
 
 from __future__ import annotations
 
@@ -7,6 +7,7 @@ from dataclasses import dataclass
 
 from tether.agent.approval import Gate
 from tether.agent.events import Updates
+from tether.checkpoints.record import Checkpoints
 from tether.config import TurnSettings
 from tether.tools.base import ToolContext
 
@@ -18,3 +19,4 @@ class TurnEnv:
     ctx: ToolContext
     gate: Gate
     updates: Updates
+    checkpoints: Checkpoints | None = None  # None: this turn takes none (tests, doubles)

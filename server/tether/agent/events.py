@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any, Literal, Protocol
 
-from tether.models import Frozen, SessionStatus, ToolStatus, TurnResult
+from tether.models import Frozen, RewindConflict, RewindWhat, SessionStatus, ToolStatus, TurnResult
 
 
 class TextUpdate(Frozen):
@@ -80,6 +80,19 @@ class UsageUpdate(Frozen):
     context_window: int | None = None
 
 
+class RewindUpdate(Frozen):
+    """A turn was rewound (``tether.rewind``): what was put back, removed, left as it is."""
+
+    kind: Literal["rewind"] = "rewind"
+    session: str
+    turn: int
+    what: RewindWhat
+    restored: list[str]
+    conflicts: list[RewindConflict]
+    removed: list[str]
+    notes: list[str]
+
+
 Update = (
     TextUpdate
     | ToolCallUpdate
@@ -88,6 +101,7 @@ Update = (
     | StatusUpdate
     | OutputUpdate
     | UsageUpdate
+    | RewindUpdate
 )
 
 

@@ -52,6 +52,14 @@ class Agent:
         return await self.loop(outcome, last=reply.calls)
 
     async def loop(self, outcome: Outcome, last: Sequence[ToolCall] = ()) -> TurnResult:
+        try:
+            return await self._rounds(outcome, last)
+        finally:
+            # However the turn ends (parked too: a resume takes it again), its checkpoint.
+            if self.env.checkpoints is not None:
+                await self.env.checkpoints.turn_ended(self.env.session)
+
+    async def _rounds(self, outcome: Outcome, last: Sequence[ToolCall]) -> TurnResult:
         session, limit = self.env.session, self.env.settings.max_requests
         requests = 0
         while True:

@@ -13,7 +13,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, SerializationInfo, model_serializer
 
-from tether.models import Scope, SessionStatus, Task
+from tether.models import RewindWhat, Scope, SessionStatus, Task
 
 
 class Argument(BaseModel):
@@ -60,6 +60,20 @@ class AppliedArgument(TurnArgument):
 class PlannedArgument(Argument):
     session: str
     call: str
+
+
+class RewindArgument(Argument):
+    session: str
+    turn: int | None = Field(
+        default=None,
+        ge=1,
+        description="The turn (1: the first prompt); default: the last turn that changed files.",
+    )
+    what: RewindWhat = Field(
+        default="files",
+        description="files: take the turn's change back (the person's edits since stay); "
+        "conversation: the model is no longer sent the turn and what followed; both.",
+    )
 
 
 class ScheduleArgument(Argument):

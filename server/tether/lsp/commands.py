@@ -24,6 +24,7 @@ from tether.lsp.arguments import (
     NoArgument,
     Planned,
     PlannedArgument,
+    RewindArgument,
     RuleArgument,
     RuleInfo,
     Rules,
@@ -41,7 +42,7 @@ from tether.lsp.arguments import (
 from tether.lsp.errors import Handler, json_rpc_errors
 from tether.lsp.server import TetherServer
 from tether.lsp.updates import LspUpdates
-from tether.models import History, TurnResult
+from tether.models import History, Rewound, TurnResult
 
 
 async def in_view(
@@ -235,3 +236,10 @@ async def unschedule(ls: TetherServer, arg: TaskArgument) -> Unscheduled:
 @command("tether.tasks", NoArgument)
 async def tasks(ls: TetherServer, arg: NoArgument) -> TaskList:
     return TaskList(tasks=ls.service.tasks())
+
+
+@command("tether.rewind", RewindArgument)
+async def rewind(ls: TetherServer, arg: RewindArgument) -> Rewound:
+    """Take a turn back: its files, its conversation, or both (the transcript shows it)."""
+    updates = LspUpdates(ls, arg.session)
+    return await ls.service.rewind(arg.session, arg.turn, arg.what, updates)

@@ -103,6 +103,9 @@ class TetherServer(LanguageServer):
         documents = LspDocuments(self.workspace)
         self._editor = LspEditor(self, documents)
         self._service = app.build(self.config, workspace, documents, LspPerson(self), self._editor)
+        pruning = asyncio.ensure_future(self._service.prune_checkpoints())
+        self.background.add(pruning)  # old checkpoints go at start (checkpoint.keep_days)
+        pruning.add_done_callback(self.background.discard)
         log.info("tether %s serving %s", __version__, workspace)
 
     def configure(self, source: str, layer: dict[str, Any]) -> None:

@@ -1,4 +1,5 @@
-"""What tether keeps: sessions and their transcripts, approval rules, compactions, tasks."""
+"""What tether keeps: sessions and their transcripts, approval rules, compactions, tasks,
+checkpoints and rewinds."""
 
 from tether.store.database import Store
 from tether.store.transcript import REPAIR_REASON, StoredReply

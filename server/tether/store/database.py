@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from tether.store.checkpoints import Checkpoints
 from tether.store.compactions import Compactions
 from tether.store.rules import RuleBook
 from tether.store.schema import connect
@@ -24,6 +25,7 @@ class Store:
         self.rules = RuleBook(self._db)
         self.compactions = Compactions(self._db)
         self.tasks = Tasks(self._db)
+        self.checkpoints = Checkpoints(self._db)
 
     def close(self) -> None:
         self._db.close()

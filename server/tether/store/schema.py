@@ -76,6 +76,36 @@ CREATE TABLE IF NOT EXISTS rules (
     created TEXT NOT NULL,
     UNIQUE (scope, scope_id, tool, key)
 );
+CREATE TABLE IF NOT EXISTS checkpoints (
+    session_id TEXT NOT NULL,
+    turn INTEGER NOT NULL,
+    before TEXT,
+    after TEXT,
+    files TEXT NOT NULL,
+    skipped TEXT NOT NULL,
+    commands INTEGER NOT NULL,
+    created TEXT NOT NULL,
+    ended TEXT,
+    PRIMARY KEY (session_id, turn)
+);
+CREATE TABLE IF NOT EXISTS checkpoint_files (
+    session_id TEXT NOT NULL,
+    turn INTEGER NOT NULL,
+    path TEXT NOT NULL,
+    before BLOB,
+    after BLOB,
+    after_known INTEGER NOT NULL DEFAULT 0,
+    PRIMARY KEY (session_id, turn, path)
+);
+CREATE TABLE IF NOT EXISTS rewinds (
+    session_id TEXT NOT NULL,
+    turn INTEGER NOT NULL,
+    what TEXT NOT NULL CHECK (what IN ('files', 'conversation', 'both')),
+    from_seq INTEGER NOT NULL,
+    until_seq INTEGER NOT NULL,
+    report TEXT NOT NULL,
+    created TEXT NOT NULL
+);
 """
 
 

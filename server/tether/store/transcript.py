@@ -11,6 +11,7 @@ started, ``cancelled`` where it had not), so the next request is well formed.
 from __future__ import annotations
 
 import sqlite3
+from collections.abc import Sequence
 from datetime import datetime
 
 from tether.models import (
@@ -202,12 +203,15 @@ class Transcript:
         until: int | None = None,
         as_repaired: bool = False,
         keep: int | None = None,
+        hidden: Sequence[tuple[int, int]] = (),
     ) -> list[Message]:
         """The transcript in order (messages ``since`` <= seq < ``until``); each reply's
         answers follow it in call order.
 
         ``as_repaired``: as the repair pass would leave it (every call answered but those
-        of the parked reply ``keep``), without writing anything.
+        of the parked reply ``keep``), without writing anything. ``hidden``: spans
+        ``(from, until)`` of messages left out, each reply with its answers (a rewound
+        conversation).
         """
         end = until if until is not None else 2**62
         calls: dict[int, list[sqlite3.Row]] = {}
@@ -223,6 +227,8 @@ class Transcript:
             " AND seq < ? ORDER BY seq",
             (session, since, end),
         ):
+            if any(start <= row["seq"] < until for start, until in hidden):
+                continue
             if row["role"] == "user":
                 messages.append(UserMessage(content=row["content"]))
                 continue
@@ -237,6 +243,13 @@ class Transcript:
                 if r["status"] or repairs
             )
         return messages
+
+    def next_seq(self, session: str) -> int:
+        """The seq the next message will have."""
+        (last,) = self._db.execute(
+            "SELECT COALESCE(MAX(seq), -1) FROM messages WHERE session_id = ?", (session,)
+        ).fetchone()
+        return int(last) + 1
 
     def seqs(self, session: str, role: str) -> list[int]:
         rows = self._db.execute(

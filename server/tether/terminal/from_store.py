@@ -1,5 +1,6 @@
 """What the terminal answers from the store itself, with no server: ``tether sessions``,
-``rules`` and ``forget``, and a ``tether approve`` / ``deny`` that has nothing to decide.
+``rules``, ``forget`` and ``rewind``, and a ``tether approve`` / ``deny`` that has nothing
+to decide.
 
 None of these runs a turn, so none needs what a server costs to start (about a second of
 importing pygls and lsprotocol, then ``initialize``); the store is the one every tether
@@ -12,6 +13,7 @@ judged here.
 
 from __future__ import annotations
 
+import asyncio
 import sqlite3
 import sys
 from collections.abc import Iterator, Mapping
@@ -20,11 +22,14 @@ from pathlib import Path
 from typing import Any
 
 from tether.agent.liveness import as_seen, running_elsewhere
-from tether.config import load_leniently
-from tether.errors import NothingWaiting, Refused
-from tether.models import PARKED
+from tether.checkpoints.record import Checkpoints
+from tether.checkpoints.rewind import rewind as rewind_turn
+from tether.config import CheckpointSettings, load_leniently
+from tether.errors import NothingWaiting, Refused, SessionBusy
+from tether.models import PARKED, RewindWhat
 from tether.store import Store
 from tether.terminal.console import Console
+from tether.tools.base import NoDocuments, NoEditor
 
 
 class Unreadable(Exception):
@@ -83,3 +88,26 @@ def undecidable(store: Store, session: str) -> Refused | None:
     if info.status == PARKED or running_elsewhere(info):  # the server says which, or busy
         return None
     return NothingWaiting(session)
+
+
+def rewind(store: Store, workspace: Path, session: str, turn: int | None, what: RewindWhat) -> int:
+    """``tether rewind``: take a turn back, as ``tether.rewind`` does (no editor is open
+    here, so every file is written on disk, atomically)."""
+    try:
+        info = store.sessions.get(session)
+        if running_elsewhere(info):
+            raise SessionBusy(session)
+        if info.status == PARKED:
+            raise Refused(f"session {session!r} waits for approval: decide its calls first")
+        checkpoints = Checkpoints(store, workspace, NoDocuments(), CheckpointSettings)
+        result = asyncio.run(rewind_turn(checkpoints, NoEditor(), session, turn, what))
+    except Refused as exc:
+        print(f"tether: {exc}", file=sys.stderr)
+        return 1
+    lines = [f"rewound turn {result.turn} ({result.what})"]
+    lines += [f"restored {path}" for path in result.restored]
+    lines += [f"removed {path}" for path in result.removed]
+    lines += [f"left as it is: {c.path}: {c.reason}" for c in result.conflicts]
+    lines += [f"note: {note}" for note in result.notes]
+    print("\n".join(lines))
+    return 0

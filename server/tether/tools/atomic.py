@@ -9,8 +9,8 @@ import uuid
 from pathlib import Path
 
 
-def write_atomically(path: Path, text: str) -> None:
-    """Replace ``path`` with ``text`` all at once, keeping its mode; parents are created.
+def write_atomically(path: Path, text: str | bytes) -> None:
+    """Replace ``path`` with ``text`` (or bytes) all at once, keeping its mode; parents are created.
 
     The text goes to a temporary file beside it, is flushed to disk, then renamed
     over it: a reader sees the old file or the new one, never half of either.
@@ -24,7 +24,7 @@ def write_atomically(path: Path, text: str) -> None:
     fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_BINARY", 0), 0o666)
     try:
         with os.fdopen(fd, "wb") as out:
-            out.write(text.encode("utf-8"))
+            out.write(text.encode("utf-8") if isinstance(text, str) else text)
             out.flush()
             os.fsync(out.fileno())
         if mode is not None:
