@@ -92,10 +92,21 @@ class Repository:
             if self.index.exists():
                 shutil.copyfile(self.index, index)
             env = {"GIT_INDEX_FILE": str(index)}
-            listed = self.git("ls-files", "-z", "-m", "-o", "--exclude-standard", env=env)
-            skipped = [p for p in _paths(listed) if _size(self.top / p) > max_bytes]
-            excluded = [f":(exclude,literal){p}" for p in skipped]
-            self.git("add", "-A", "--ignore-errors", "--", ":/", *excluded, env=env)
+            # One walk of the work tree: what differs from the index (modified, deleted,
+            # untracked and not ignored); only those are added, the large ones left out.
+            status = self.git(
+                "status", "--porcelain=v1", "-z", "--untracked-files=all", "--no-renames",
+                env=env,
+            )  # fmt: skip
+            changed = _changed(status)
+            skipped = [p for p in changed if _size(self.top / p) > max_bytes]
+            wanted = [p for p in changed if p not in set(skipped)]
+            if wanted:
+                self.git(
+                    "--literal-pathspecs", "add", "-A", "--ignore-errors",
+                    "--pathspec-from-file=-", "--pathspec-file-nul",
+                    env=env, stdin=b"\0".join(os.fsencode(p) for p in wanted),
+                )  # fmt: skip
             for path, text in (overlay or {}).items():
                 if path in skipped:
                     continue
@@ -188,8 +199,10 @@ def _git(
     return done.stdout
 
 
-def _paths(listed: bytes) -> list[str]:
-    return list(dict.fromkeys(p.decode(errors="surrogateescape") for p in listed.split(b"\0") if p))
+def _changed(status: bytes) -> list[str]:
+    """The paths of ``git status --porcelain=v1 -z --no-renames``: ``XY path`` entries."""
+    entries = (entry for entry in status.split(b"\0") if len(entry) > 3)
+    return list(dict.fromkeys(os.fsdecode(entry[3:]) for entry in entries))
 
 
 def _size(path: Path) -> int:
