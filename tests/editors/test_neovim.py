@@ -116,6 +116,18 @@ def test_a_patch_allowed_in_the_dialog_lands_in_the_unsaved_buffer_and_undoes(
     assert answer.startswith("edited app.py: 1 edit, +1 -1 lines (applied in the editor)")
 
 
+def test_rewind_takes_a_turns_patch_back_in_the_buffer_and_says_so_in_the_chat(
+    scenario: Scenario, stub: ProviderStub, workspace: Path
+) -> None:
+    (workspace / "a.txt").write_text("one\n")
+    patch = {"path": "a.txt", "edits": [{"old": "one", "new": "two"}]}
+    stub.script(tool_calls(("patch", patch)), text("patched"))
+
+    scenario.run("rewind")
+
+    assert (workspace / "a.txt").read_text() == "one\n"
+
+
 def test_a_dismissed_dialog_parks_the_call_for_the_commands_and_the_chat_key(
     scenario: Scenario, stub: ProviderStub, workspace: Path
 ) -> None:

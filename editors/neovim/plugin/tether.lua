@@ -28,6 +28,21 @@ command("TetherCancel", function()
   require("tether").cancel()
 end, { desc = "tether: cancel the running turn" })
 
+command("TetherRewind", function(cmd)
+  local rewind = require("tether.rewind")
+  local turn, what, err = rewind.parse(cmd.args)
+  if err then
+    return vim.notify("tether: " .. err, vim.log.levels.ERROR)
+  end
+  rewind.rewind(turn, what)
+end, {
+  nargs = "*",
+  complete = function()
+    return { "files", "conversation", "both" }
+  end,
+  desc = "tether: take a turn back ([turn] [files|conversation|both])",
+})
+
 command("TetherChat", function()
   require("tether").chat()
 end, { desc = "tether: open the transcript" })
@@ -52,6 +67,9 @@ end, "deny the pending calls")
 plug("TetherCancel", function()
   require("tether").cancel()
 end, "cancel the running turn")
+plug("TetherRewind", function()
+  require("tether").rewind()
+end, "take back the last turn that changed files")
 plug("TetherChat", function()
   require("tether").chat()
 end, "open the transcript")

@@ -40,6 +40,8 @@ import {
   type History,
   type Outcome,
   type Planned,
+  type RewindWhat,
+  type Rewound,
   type SessionSummary,
   type Update,
 } from './view/protocol';
@@ -132,6 +134,11 @@ export class TetherClient implements vscode.Disposable {
 
   history(session: string): Promise<History> {
     return this.execute('tether.history', { session });
+  }
+
+  /** Takes a turn back: its change to the files, what the model is sent of it, or both. */
+  rewind(session: string, turn: number, what: RewindWhat): Promise<Rewound> {
+    return this.execute('tether.rewind', { session, turn, what });
   }
 
   /** The file a waiting patch edits, as it is now and as the patch would leave it. */

@@ -7,6 +7,7 @@ import type { ChatView } from './chatView';
 import type { TetherClient } from './client';
 import { API_KEY_SECRET } from './configuration';
 import { checkSetup } from './doctor';
+import { rewindCommand } from './rewind';
 import type { ActivityTracker } from './view/activity';
 import type { ChatController } from './view/controller';
 import type { Answer } from './view/protocol';
@@ -46,6 +47,9 @@ export function registerCommands(parts: Parts): vscode.Disposable[] {
       }
       await controller.stop();
     }),
+    vscode.commands.registerCommand('tether.rewindTurn', () =>
+      rewindCommand(parts.client, controller, () => view.reveal()),
+    ),
     vscode.commands.registerCommand('tether.setApiKey', () => setApiKey(parts.secrets)),
     vscode.commands.registerCommand('tether.doctor', () => checkSetup(parts.output)),
   ];

@@ -6,6 +6,7 @@ import { Approvals } from './approvals';
 import { ChatView, VIEW_ID } from './chatView';
 import { TetherClient } from './client';
 import { registerCommands } from './commands';
+import { chooseRewind, showRewound } from './rewind';
 import { affectsServer, affectsSettings, API_KEY_SECRET, ServerMissing } from './configuration';
 import { ProposedChanges, SCHEME } from './diff';
 import { StatusBar } from './statusBar';
@@ -42,6 +43,9 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
     },
     showDiff: async (call) => diffs.show(call.id, await client.planned(call.session, call.id)),
     copy: async (text) => vscode.env.clipboard.writeText(text),
+    chooseRewind,
+    rewind: (session, turn, what) => client.rewind(session, turn, what),
+    rewound: showRewound,
   };
   const view = new ChatView(context.extensionUri, () => controller);
   const controller = new ChatController(backend, (message) => {

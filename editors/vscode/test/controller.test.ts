@@ -309,6 +309,7 @@ describe('the chat controller', () => {
           call_id: 'r1',
           tool: 'fs-list',
           status: 'ok',
+          turn: 1,
           started_at: '2026-11-01T10:00:00.100Z',
           ended_at: '2026-11-01T10:00:00.350Z',
         },
@@ -329,6 +330,8 @@ describe('the chat controller', () => {
         turns: [{ requests: 3, input_tokens: 1200, output_tokens: 80 }],
       },
       compactions: [{ before: 4, summary: 'The person listed src.', created: '2026-11-01T10:05:00.000Z' }],
+      checkpoints: [],
+      rewinds: [],
     });
     await chat.receive({ type: 'open', session: 'old' });
 

@@ -5,6 +5,8 @@ import type {
   Answer,
   History,
   Outcome,
+  RewindWhat,
+  Rewound,
   SessionSummary,
   ToView,
   ToolEntry,
@@ -74,6 +76,26 @@ export class FakeBackend implements Backend {
   copy(text: string): Promise<void> {
     this.calls.push(['copy', text]);
     return Promise.resolve();
+  }
+
+  /** What chooseRewind answers. */
+  rewindWhat: RewindWhat | undefined = 'files';
+  rewindResult: Promise<Rewound> | undefined;
+  readonly reported: Rewound[] = [];
+
+  chooseRewind(turn: number, files: string[]): Promise<RewindWhat | undefined> {
+    this.calls.push(['chooseRewind', turn, files]);
+    return Promise.resolve(this.rewindWhat);
+  }
+
+  rewind(session: string, turn: number, what: RewindWhat): Promise<Rewound> {
+    this.calls.push(['rewind', session, turn, what]);
+    const empty = { restored: [], removed: [], conflicts: [], notes: [] };
+    return this.rewindResult ?? Promise.resolve({ session, turn, what, ...empty });
+  }
+
+  rewound(result: Rewound): void {
+    this.reported.push(result);
   }
 }
 

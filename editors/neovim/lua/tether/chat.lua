@@ -438,11 +438,21 @@ local function summary_of(tool, arguments)
 end
 
 --- Show a session's history (`tether.history`): its prompts, answers, calls and their
---- results; `pending`: the calls waiting for approval.
+--- results; `pending`: the calls waiting for approval; `rewinds`: where turns were rewound
+--- (each after the `before` messages before it).
 ---@param messages table[]
 ---@param pending table[]
-function M.history(messages, pending)
-  for _, message in ipairs(messages) do
+---@param rewinds? table[]
+function M.history(messages, pending, rewinds)
+  local function rewound(index)
+    for _, r in ipairs(rewinds or {}) do
+      if r.before == index then
+        require("tether.rewind").show(r)
+      end
+    end
+  end
+  for index, message in ipairs(messages) do
+    rewound(index - 1)
     if message.role == "user" then
       M.turn(message.content or "")
     elseif message.role == "assistant" then
@@ -457,6 +467,7 @@ function M.history(messages, pending)
       M.call_state(message.call_id, message.status, failed, message.content)
     end
   end
+  rewound(#messages)
   for _, call in ipairs(pending) do
     M.call(call.call_id, call.tool, call.summary)
     M.call_state(call.call_id, "awaiting approval")

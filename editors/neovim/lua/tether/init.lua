@@ -61,6 +61,15 @@ function M.cancel()
   require("tether.session").cancel()
 end
 
+--- Take back `turn` of the followed session (default: the last turn that changed files),
+--- `what` of it: "files" (default; the person's edits since stay), "conversation" (the
+--- model is no longer sent the turn and what followed) or "both".
+---@param turn? integer
+---@param what? "files"|"conversation"|"both"
+function M.rewind(turn, what)
+  require("tether.rewind").rewind(turn, what)
+end
+
 --- Open the transcript and move there.
 function M.chat()
   require("tether.chat").open(true)

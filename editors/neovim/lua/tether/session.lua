@@ -45,7 +45,7 @@ function M.open(id, after)
     if err then
       vim.notify("tether: " .. (err.message or vim.inspect(err)), vim.log.levels.ERROR)
     elseif M.id == id then
-      chat.history(result.messages or {}, result.pending or {})
+      chat.history(result.messages or {}, result.pending or {}, result.rewinds or {})
       local stats, usage = result.stats or {}, M.usage[id] or {}
       M.usage[id] = vim.tbl_extend("force", usage, { -- the whole session's, so far
         input = tonumber(stats.input_tokens) or usage.input or 0,
@@ -109,6 +109,8 @@ local function show(update)
     if update.tool == "command" then
       require("tether.edits").command_ran()
     end
+  elseif kind == "rewind" then
+    require("tether.rewind").show(update)
   elseif kind == "usage" then
     M.usage[update.session] = M.usage[update.session] or { input = 0, output = 0 }
     count(M.usage[update.session], update)

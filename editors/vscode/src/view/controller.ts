@@ -11,6 +11,8 @@ import {
   type Entry,
   type History,
   type Outcome,
+  type RewindWhat,
+  type Rewound,
   type SessionSummary,
   type ToView,
   type ToolEntry,
@@ -36,6 +38,12 @@ export interface Backend {
   history(session: string): Promise<History>;
   showDiff(call: ToolEntry): Promise<void>;
   copy(text: string): Promise<void>;
+  /** Asks what to take back of a turn (files, conversation, both); undefined: nothing. */
+  chooseRewind(turn: number, files: string[]): Promise<RewindWhat | undefined>;
+  /** `tether.rewind`. */
+  rewind(session: string, turn: number, what: RewindWhat): Promise<Rewound>;
+  /** Tells the person what a rewind did (and, as a warning, what it left as it is). */
+  rewound(result: Rewound): void;
 }
 
 /** Updates kept while a new session's id is not known yet (its `tether.run` is in flight). */
@@ -108,6 +116,9 @@ export class ChatController {
       case 'copy':
         await this.backend.copy(message.text);
         return;
+      case 'rewind':
+        await this.rewind(message.turn);
+        return;
     }
   }
 
@@ -132,6 +143,7 @@ export class ChatController {
     if (update.kind === 'status') {
       this.postStatus();
       if (update.result) {
+        void this.numberTurns(t); // the turn may have changed files: its prompt offers Rewind
         void this.refresh();
       }
     }
@@ -239,6 +251,32 @@ export class ChatController {
     }
   }
 
+  /**
+   * Takes a turn of the shown session back: asks what (unless told), calls `tether.rewind`
+   * and reports the answer; the transcript shows the rewind from its update.
+   */
+  async rewind(turn: number, what?: RewindWhat): Promise<void> {
+    const t = this.transcript;
+    if (t.session === null) {
+      return;
+    }
+    const prompt = t.entries.find((e) => e.kind === 'user' && e.turn === turn);
+    const files = prompt?.kind === 'user' ? (prompt.files ?? []) : [];
+    const chosen = what ?? (await this.backend.chooseRewind(turn, files));
+    if (chosen === undefined) {
+      return;
+    }
+    try {
+      this.backend.rewound(await this.backend.rewind(t.session, turn, chosen));
+    } catch (error) {
+      if (t === this.transcript) {
+        this.show(t.notice(failure('Rewind', error), 'error')); // a turn that runs runs on
+      }
+      return;
+    }
+    await this.numberTurns(t);
+  }
+
   /** Shows an earlier session from `tether.history`, or a new empty one (null). */
   async open(session: string | null): Promise<void> {
     if (session === this.transcript.session) {
@@ -277,6 +315,22 @@ export class ChatController {
       await this.backend.showDiff(entry);
     } catch (error) {
       this.show(this.transcript.notice(failure('Show diff', error), 'error')); // the turn runs on
+    }
+  }
+
+  /** Numbers `t`'s prompts by the server's turns, marking those that changed files. */
+  private async numberTurns(t: Transcript): Promise<void> {
+    if (t.session === null) {
+      return;
+    }
+    let history: History;
+    try {
+      history = await this.backend.history(t.session);
+    } catch {
+      return; // the prompts stay as they are: Rewind is still a command away
+    }
+    if (t === this.transcript) {
+      this.show(t.turns(history));
     }
   }
 

@@ -6,7 +6,15 @@
  * can use it.
  */
 
-import type { History, HistoryTool, SessionSummary, Started, TurnResult, Update } from './contract';
+import type {
+  History,
+  HistoryTool,
+  RewindArgument,
+  SessionSummary,
+  Started,
+  TurnResult,
+  Update,
+} from './contract';
 
 // ---- the server: the contract, generated; never copied by hand ----
 
@@ -17,6 +25,8 @@ export type {
   OutputUpdate,
   PendingCall,
   Planned,
+  RewindUpdate,
+  Rewound,
   SessionSummary,
   Started,
   Stats,
@@ -32,6 +42,7 @@ export type Outcome = TurnResult | Started;
 export type TurnStatus = TurnResult['status'];
 export type ToolStatus = HistoryTool['status'];
 export type HistoryMessage = History['messages'][number];
+export type RewindWhat = NonNullable<RewindArgument['what']>;
 
 // ---- the transcript the webview renders ----
 
@@ -60,10 +71,13 @@ export interface ToolEntry {
   note?: string;
 }
 
+export type Tone = 'info' | 'warning' | 'error';
+
 export type Entry =
-  | { kind: 'user'; id: string; text: string }
+  /** A prompt; `turn` once the server's history has numbered it, `files` if the turn changed some. */
+  | { kind: 'user'; id: string; text: string; turn?: number; files?: string[] }
   | { kind: 'assistant'; id: string; text: string }
-  | { kind: 'notice'; id: string; text: string; tone: 'info' | 'error' }
+  | { kind: 'notice'; id: string; text: string; tone: Tone }
   | ToolEntry;
 
 /** What the view shows as the session's state. */
@@ -92,6 +106,8 @@ export type FromView =
   | { type: 'stop' }
   | { type: 'open'; session: string | null }
   | { type: 'refresh' }
+  /** Take a turn back (the extension asks what: files, conversation or both). */
+  | { type: 'rewind'; turn: number }
   /** A code block's text, for the clipboard. */
   | { type: 'copy'; text: string };
 
@@ -131,6 +147,10 @@ export function parseFromView(raw: unknown): FromView | undefined {
         : undefined;
     case 'copy':
       return typeof raw.text === 'string' ? { type: 'copy', text: raw.text } : undefined;
+    case 'rewind':
+      return Number.isSafeInteger(raw.turn) && (raw.turn as number) >= 1
+        ? { type: 'rewind', turn: raw.turn as number }
+        : undefined;
     default:
       return undefined;
   }
@@ -149,6 +169,10 @@ const NEEDS: Record<Update['kind'], (raw: Record<string, unknown>) => boolean> =
   output: (raw) => nonEmpty(raw.call_id) && typeof raw.text === 'string',
   usage: (raw) =>
     ['input_tokens', 'output_tokens', 'context_tokens'].every((k) => typeof raw[k] === 'number'),
+  rewind: (raw) =>
+    typeof raw.turn === 'number' &&
+    typeof raw.what === 'string' &&
+    ['restored', 'removed', 'conflicts', 'notes'].every((k) => Array.isArray(raw[k])),
 };
 
 function isResult(raw: unknown): boolean {

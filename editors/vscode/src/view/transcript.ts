@@ -9,11 +9,14 @@ import type {
   Entry,
   History,
   PendingCall,
+  Rewound,
+  Tone,
   ToolEntry,
   TurnResult,
   Update,
   ViewStatus,
 } from './protocol';
+import { describeRewound } from './rewind';
 
 /** A result longer than this is kept as its head and its tail (the server sends at most 4,000). */
 const RESULT_HEAD = 6_000;
@@ -50,7 +53,7 @@ export class Transcript {
     return [this.add({ kind: 'user', id: this.id('u'), text })];
   }
 
-  notice(text: string, tone: 'info' | 'error' = 'info'): Entry[] {
+  notice(text: string, tone: Tone = 'info'): Entry[] {
     return [this.add({ kind: 'notice', id: this.id('n'), text, tone })];
   }
 
@@ -114,6 +117,8 @@ export class Transcript {
       }
       case 'usage':
         return [];
+      case 'rewind':
+        return this.rewound(update);
       case 'status': {
         if (update.result) {
           // The turn's end (`wait: false`): drawn from its result, like a result that came back.
@@ -128,6 +133,44 @@ export class Transcript {
         return [];
       }
     }
+  }
+
+  /** A rewind, as an entry of the transcript; what it left as it is, as a warning. */
+  rewound(result: Rewound): Entry[] {
+    const { text, warning } = describeRewound(result);
+    return [...this.notice(text), ...(warning === undefined ? [] : this.notice(warning, 'warning'))];
+  }
+
+  /**
+   * Numbers the prompts by the server's turns and marks those whose turn changed files
+   * (they offer Rewind). The history's prompts are matched to the shown ones from the
+   * newest back, so a prompt shown but never stored (a turn that could not start) only
+   * leaves older ones unmarked.
+   */
+  turns(history: History): Entry[] {
+    const files = new Map(history.checkpoints.map((c) => [c.turn, c.files]));
+    const stored = history.messages
+      .flatMap((m) => (m.role === 'user' && typeof m.turn === 'number' ? [m.turn] : []))
+      .reverse();
+    const shown = this.entries.filter((e) => e.kind === 'user').reverse();
+    const changed: Entry[] = [];
+    for (const [i, entry] of shown.entries()) {
+      const turn = stored[i];
+      if (turn === undefined) {
+        break;
+      }
+      const touched = files.get(turn);
+      if (entry.turn !== turn || entry.files?.length !== touched?.length) {
+        entry.turn = turn;
+        if (touched === undefined) {
+          delete entry.files;
+        } else {
+          entry.files = touched;
+        }
+        changed.push(entry);
+      }
+    }
+    return changed;
   }
 
   /** A turn's final result: fills in what the updates may have missed. */
@@ -199,7 +242,13 @@ export class Transcript {
   static fromHistory(session: string, history: History, now?: () => number): Transcript {
     const t = new Transcript(session, now);
     const compacted = new Set(history.compactions.map((c) => c.before));
+    const rewinds = (index: number): void => {
+      for (const rewind of history.rewinds.filter((r) => r.before === index)) {
+        t.rewound(rewind);
+      }
+    };
     for (const [index, message] of history.messages.entries()) {
+      rewinds(index);
       if (compacted.has(index)) {
         t.notice('The context was compacted here: the model sees what is above as a summary.');
       }
@@ -230,6 +279,11 @@ export class Transcript {
         }
       }
     }
+    rewinds(history.messages.length);
+    for (const rewind of history.rewinds.filter((r) => r.before > history.messages.length)) {
+      t.rewound(rewind);
+    }
+    t.turns(history);
     for (const call of history.pending) {
       t.markPending(session, call);
     }

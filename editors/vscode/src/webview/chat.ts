@@ -222,6 +222,14 @@ function render(entry: Entry): HTMLElement {
   switch (entry.kind) {
     case 'user':
       node = el('div', 'entry user', entry.text);
+      if (entry.turn !== undefined && entry.files !== undefined && entry.files.length > 0) {
+        // A turn that changed files can be taken back (the extension asks what of it).
+        const rewind = button('Rewind', 'secondary rewind', { type: 'rewind', turn: entry.turn });
+        rewind.title = `Take turn ${entry.turn} back: ${entry.files.join(', ')}`;
+        const actions = el('div', 'turn-actions');
+        actions.append(rewind);
+        node.append(actions);
+      }
       break;
     case 'assistant':
       node = el('div', 'entry assistant markdown');
