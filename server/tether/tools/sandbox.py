@@ -15,6 +15,7 @@ an AppContainer; neither is built yet: there ``check`` says so and commands ask.
 from __future__ import annotations
 
 import json
+import logging
 import os
 import shutil
 import socket
@@ -25,6 +26,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from tether.config import SandboxSettings
+
+log = logging.getLogger(__name__)
 
 PROBE_TIMEOUT_S = 10.0
 
@@ -84,22 +87,29 @@ class Sandbox:
 _MIXED = {".local", ".config", ".cache"}
 
 
-def toolchains(home: Path) -> list[Path]:
-    """The toolchains in the home that the commands' PATH and tether's own Python use
-    (``~/.pyenv``, ``~/.cargo``, ``~/.nvm``…), shown read-only: an empty home must not
-    take ``python`` or ``cargo`` away. Nothing else of the home is shown."""
+def toolchains(home: Path, tmp: Path = Path("/tmp")) -> list[Path]:
+    """The toolchains the commands' PATH and tether's own Python use that the sandbox's
+    private home and ``/tmp`` would hide, shown read-only: ``~/.pyenv``, ``~/.cargo``,
+    ``~/.nvm``…, and a virtual environment under ``/tmp`` (its root, not all of ``/tmp``).
+    An empty home must not take ``python`` or ``cargo`` away; nothing else is shown."""
     wanted = [Path(p) for p in os.environ.get("PATH", "").split(os.pathsep) if p]
-    wanted.append(Path(sys.base_prefix))
+    wanted += [Path(sys.prefix), Path(sys.base_prefix)]
     shown: list[Path] = []
     for entry in wanted:
         for path in {entry, entry.resolve()}:
-            if not path.is_absolute() or not path.is_relative_to(home) or path == home:
-                continue
-            top = home / path.relative_to(home).parts[0]
-            chosen = path if top.name in _MIXED or not top.name.startswith(".") else top
-            if chosen not in shown:
+            chosen = _in_home(path, home) if path.is_absolute() else None
+            if chosen is None and path.is_absolute() and path.is_relative_to(tmp) and path != tmp:
+                chosen = path.parent if path.name == "bin" else path  # the prefix of a bin/
+            if chosen is not None and chosen not in shown:
                 shown.append(chosen)
     return shown
+
+
+def _in_home(path: Path, home: Path) -> Path | None:
+    if not path.is_relative_to(home) or path == home:
+        return None
+    top = home / path.relative_to(home).parts[0]
+    return path if top.name in _MIXED or not top.name.startswith(".") else top
 
 
 def _bind(option: str, path: Path) -> list[str]:
@@ -113,7 +123,11 @@ def check(settings: SandboxSettings, unasked: bool = False) -> Sandbox:
         return Sandbox(settings, False, "the sandbox is off (sandbox.mode = off)", unasked)
     cause = _unavailable()
     if cause is None:
-        cause = _probe(Sandbox(settings, True))
+        try:
+            cause = _probe(Sandbox(settings, True))
+        except Exception as exc:  # a probe that fails in a way not foreseen: no sandbox, said
+            log.exception("the sandbox probe failed")
+            cause = f"the sandbox probe failed: {exc!r}"
     return Sandbox(settings, cause is None, cause or "", unasked)
 
 
@@ -203,7 +217,7 @@ def _real_dir() -> str | None:
 
 def _home_entry(home: Path) -> str:
     """An entry of the real home that no toolchain shows: it must not be there inside."""
-    shown = {p.relative_to(home).parts[0] for p in toolchains(home)}
+    shown = {p.relative_to(home).parts[0] for p in toolchains(home) if p.is_relative_to(home)}
     try:
         names = sorted(n for n in os.listdir(home) if n not in shown)
     except OSError:

@@ -99,3 +99,14 @@ def test_the_probe_catches_a_sandbox_that_does_not_hold() -> None:
     sandbox = check(SandboxSettings(network=True))
     assert not sandbox.used
     assert sandbox.cause == "the sandbox does not hold: a command could reach the network"
+
+
+def test_a_virtual_environment_under_tmp_is_shown_not_the_rest_of_tmp(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The private /tmp must not take away a venv on PATH there (a CI clone, a scratch env)."""
+    venv = tmp_path / "clone" / ".venv"
+    (venv / "bin").mkdir(parents=True)
+    monkeypatch.setenv("PATH", f"{venv / 'bin'}:/usr/bin")
+    shown = toolchains(tmp_path / "home", tmp=tmp_path)
+    assert venv in shown and tmp_path not in shown and tmp_path / "clone" not in shown
