@@ -105,7 +105,7 @@ ARMS = (
     Arm(
         "nudge: the count comparison inverted",
         LOOP,
-        compare("loop", "len(last) == 1", ast.NotEq),
+        compare("_rounds", "len(last) == 1", ast.NotEq),
         _nudge(
             "test_a_single_call_round_ends_the_next_request_with_the_nudge",
             "test_rounds_with_no_call_or_several_calls_append_nothing",
