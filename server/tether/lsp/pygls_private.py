@@ -15,6 +15,7 @@ from concurrent.futures import Future
 from typing import Any
 
 from pygls.client import JsonRPCClient
+from pygls.exceptions import JsonRpcException, JsonRpcInternalError
 from pygls.protocol import JsonRPCProtocol, LanguageServerProtocol
 from pygls.protocol.json_rpc import JsonRPCRequestMessage
 
@@ -118,3 +119,20 @@ def server_process(client: JsonRPCClient) -> asyncio.subprocess.Process | None:
 def shutdown_answered(protocol: LanguageServerProtocol) -> bool:
     """Whether pygls has finished ``shutdown`` (it answers the request as it sets this)."""
     return bool(protocol._shutdown)
+
+
+class AnsweredErrors(logging.Filter):
+    """pygls logs every JSON-RPC error a handler raises with its traceback, though the error
+    is the request's answer: a busy session, an unknown call, a bad argument. Those go
+    unlogged; an internal error (a bug) keeps its traceback."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        error = record.exc_info[1] if record.exc_info else None
+        return not isinstance(error, JsonRpcException) or isinstance(error, JsonRpcInternalError)
+
+
+def quiet_answered_errors() -> None:
+    """Install ``AnsweredErrors`` on the logger pygls's JSON-RPC protocol logs to (once)."""
+    logger = logging.getLogger(JsonRPCProtocol.__module__)
+    if not any(isinstance(f, AnsweredErrors) for f in logger.filters):
+        logger.addFilter(AnsweredErrors())

@@ -24,7 +24,12 @@ from tether.errors import ConfigError, Refused
 from tether.lsp.dialogs import LspPerson
 from tether.lsp.documents import LspDocuments
 from tether.lsp.editor import LspEditor
-from tether.lsp.pygls_private import OwnCancels, request_running, shutdown_answered
+from tether.lsp.pygls_private import (
+    OwnCancels,
+    quiet_answered_errors,
+    request_running,
+    shutdown_answered,
+)
 from tether.lsp.updates import LspUpdates
 from tether.outbound import RedactingFilter
 from tether.service import Service
@@ -189,6 +194,7 @@ def _workspace_root(params: types.InitializeParams) -> Path:
 def create_server() -> TetherServer:
     from tether.lsp import code_actions, commands, lifecycle
 
+    quiet_answered_errors()
     server = TetherServer()
     lifecycle.register(server)
     code_actions.register(server)

@@ -14,6 +14,7 @@ from pygls.lsp.server import LanguageServer
 from pygls.protocol import JsonRPCProtocol
 
 from tether.lsp.pygls_private import (
+    AnsweredErrors,
     OwnCancels,
     forget_request,
     send_as_given,
@@ -108,3 +109,29 @@ def test_pygls_marks_shutdown_done_as_it_answers_it() -> None:
 
     assert shutdown_answered(protocol)
     assert b'"id": 1' in b"".join(writer.written)  # answered by the time the mark is set
+
+
+def test_an_error_that_answers_a_request_is_not_logged_with_a_traceback_but_a_bug_is(
+    caplog: Any,
+) -> None:
+    """pygls logs what a handler raises at `protocol/json_rpc.py`; its answer already went."""
+    import logging
+
+    from pygls.exceptions import JsonRpcInternalError, JsonRpcInvalidParams
+
+    logger = logging.getLogger(JsonRPCProtocol.__module__)
+    assert logger.name == "pygls.protocol.json_rpc"
+    quiet = AnsweredErrors()
+    logger.addFilter(quiet)
+    try:
+        for error in (
+            JsonRpcInvalidParams("a turn is already running"),
+            JsonRpcInternalError("bug"),
+        ):
+            try:
+                raise error
+            except Exception:
+                logger.exception('Exception occurred for message "%s"', 1)
+    finally:
+        logger.removeFilter(quiet)
+    assert [r.exc_info[1] for r in caplog.records if r.exc_info] == [error]
