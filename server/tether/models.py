@@ -51,8 +51,9 @@ class Frozen(BaseModel):
 
 MAX_ARGUMENT_BYTES = 8 * 2**20  # a call's arguments, as JSON text
 MAX_ARGUMENT_DEPTH = 64  # objects and arrays nested in them
-_STRINGS = re.compile(r'"(?:[^"\\]+|\\.)*"')
-_BRACKETS = re.compile(r"[\[\]{}]")
+# A JSON string (possessive, so never backtracking; an unterminated one runs to the end)
+# or a bracket, captured: one pass over the text, whatever it holds.
+_STRING_OR_BRACKET = re.compile(r'"(?:[^"\\]++|\\.)*+"?|([\[\]{}])')
 
 
 class ArgumentsTooBig(ValueError):
@@ -68,9 +69,10 @@ def parse_arguments(text: str) -> Any:
             f"the arguments are {len(text):,} characters; the limit is {MAX_ARGUMENT_BYTES:,}"
         )
     depth = deepest = 0
-    for bracket in _BRACKETS.findall(_STRINGS.sub("", text)):
-        depth += 1 if bracket in "[{" else -1
-        deepest = max(deepest, depth)
+    for bracket in _STRING_OR_BRACKET.findall(text):
+        if bracket:  # not a string
+            depth += 1 if bracket in "[{" else -1
+            deepest = max(deepest, depth)
     if deepest > MAX_ARGUMENT_DEPTH:
         raise ArgumentsTooBig(
             f"the arguments nest {deepest} levels deep; the limit is {MAX_ARGUMENT_DEPTH}"

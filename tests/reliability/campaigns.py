@@ -26,9 +26,9 @@ class Entry:
 
 CAMPAIGNS: dict[str, Entry] = {
     "crash": Entry(crash.campaign, bounded=12, long=500, unit="kills per wire format"),
-    "servers": Entry(servers.campaign, bounded=1, long=10, unit="rounds"),
+    "servers": Entry(servers.campaign, bounded=2, long=10, unit="rounds"),
     "lsp-fuzz": Entry(lsp_fuzz.campaign, bounded=10_000, long=100_000, unit="messages"),
-    "tool-fuzz": Entry(tool_fuzz.campaign, bounded=300, long=5_000, unit="examples per tool"),
+    "tool-fuzz": Entry(tool_fuzz.campaign, bounded=100, long=1_000, unit="examples per tool"),
     "chaos": Entry(chaos.campaign, bounded=100, long=500, unit="turns per wire format"),
     "cancel": Entry(cancel.campaign, bounded=100, long=500, unit="turns"),
     "soak": Entry(soak.campaign, bounded=300, long=1_000, unit="turns"),

@@ -42,6 +42,7 @@ SCENARIOS = (
     "approve",
 )
 RECENT = 8  # sessions checked after each kill besides the parked ones; all at the end
+SETTLE_S = 30.0  # how long a turn this server runs (a due task's) may take to end
 
 
 def policy(messages: list[dict[str, Any]], system: str, wire: Wire) -> Scripted:
@@ -146,7 +147,7 @@ class Crash:
         ``recent`` sessions and the parked ones; for every session when None)."""
         for task in (await editor.command("tether.tasks", {}))["tasks"]:
             await editor.command("tether.unschedule", {"task": task["id"]})
-        listed = (await editor.command("tether.sessions", {}))["sessions"]
+        listed = await self.settled(editor)
         if recent is not None:
             listed = listed[:recent] + [s for s in listed[recent:] if s["id"] in self.parked]
         for session in listed:
@@ -154,7 +155,8 @@ class Crash:
             parked = session["status"] == "awaiting_approval"
             self.report.count("session checks")
             for problem in check_history(history, parked):
-                self.report.violate(iteration, f"session {session['id']}: {problem}")
+                what = f"session {session['id']} ({session['status']})"
+                self.report.violate(iteration, f"{what}: {problem}")
             if (was := self.parked.get(session["id"])) is not None:
                 now = [p["call_id"] for p in history["pending"]]
                 if not parked or now != was:
@@ -171,6 +173,21 @@ class Crash:
                     self.report.violate(iteration, f"request: {problem}")
             if result["status"] != "done":
                 self.report.violate(iteration, f"the next turn ended {result['status']}")
+
+    async def settled(self, editor: Editor) -> list[dict[str, Any]]:
+        """The sessions, once none runs a turn: a task the last kill left scheduled may be
+        due as this server starts, and its turn (running here, its calls being answered)
+        is no crash's leftover. A session a dead server left running shows interrupted."""
+        deadline = asyncio.get_running_loop().time() + SETTLE_S
+        waited = False
+        while True:
+            listed: list[dict[str, Any]] = (await editor.command("tether.sessions", {}))["sessions"]
+            running = [s for s in listed if s["status"] == "running"]
+            if not running or asyncio.get_running_loop().time() > deadline:
+                self.report.count("checks that waited for a due task's turn", waited)
+                return listed
+            waited = True
+            await asyncio.sleep(0.1)
 
     def check_store(self, iteration: int) -> None:
         db = sqlite3.connect(self.home / "sessions.sqlite3")

@@ -4,13 +4,15 @@ server killed at any instant, and its successor, always get a sensible reply), r
 
 A campaign is a function of a seed; it returns a ``Report`` whose figures the tests
 print and whose violations must be none. A violation names its seed and iteration, so
-``python -m tests.reliability CAMPAIGN --seed S --only I`` replays it.
+``python -m tests.reliability CAMPAIGN --seed S`` (at the scale it ran) replays it.
 """
 
 from __future__ import annotations
 
+import asyncio
 import json
 import random
+import sys
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -100,6 +102,27 @@ async def start(
 ) -> Editor:
     settings = {"provider": {"max_retries": 0}, **options}
     return await launch(workspace, env_for(stub, wire, home), options={"tether": settings})
+
+
+def server_log(editor: Editor) -> list[str]:
+    """The server's stderr from now on, line by line: what an editor shows a person in its
+    output channel. It is still forwarded to this process's stderr, as pytest-lsp does."""
+    lines: list[str] = []
+    client = editor.client
+    process = client._server
+    if process is None or process.stderr is None:
+        return lines
+    stderr = process.stderr
+    if client._stderr_forwarder is not None:
+        client._stderr_forwarder.cancel()
+
+    async def tee() -> None:
+        while line := await stderr.readline():
+            sys.stderr.buffer.write(line)
+            lines.append(line.decode(errors="replace").rstrip("\n"))
+
+    client._stderr_forwarder = asyncio.ensure_future(tee())
+    return lines
 
 
 def last_user_text(messages: list[dict[str, Any]]) -> str | None:

@@ -1,6 +1,8 @@
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
 
 import pytest
 from pydantic import TypeAdapter, ValidationError
@@ -28,3 +30,22 @@ def test_a_token_count_past_any_model_is_refused_before_it_is_stored(count: int)
     with pytest.raises(ValidationError):
         Usage(output_tokens=count)
     assert Usage(input_tokens=MAX_TOKENS).input_tokens * 2**20 < 2**53
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        '{"path": "' + "a" * 64,  # a string cut short: was 2**64 steps of the regex
+        '{"path": "' + '\\"' * 200_000,  # a quote at every other character, never closed
+        '{"path": "' + "a" * 8_000_000 + '"}',
+    ],
+    ids=["cut", "escaped-quotes", "megabytes"],
+)
+def test_the_depth_of_any_arguments_is_measured_in_one_pass(text: str) -> None:
+    # Found by tool-fuzz (long run): a call whose arguments were cut inside a string held
+    # the server's event loop for good (the depth check backtracked exponentially).
+    # Measured in a child, so a regression fails instead of hanging the tests.
+    check = "import sys; from tether.models import ToolCall; " + (
+        "ToolCall(id='c', name='fs-read', arguments=sys.stdin.read()).parsed_arguments()"
+    )
+    subprocess.run([sys.executable, "-c", check], input=text, text=True, timeout=20, check=True)

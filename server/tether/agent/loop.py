@@ -94,8 +94,8 @@ class Agent:
                 self.env.updates.send(self.usage(event, messages))
                 return event
         raise ProviderError(
-            "the provider ended its answer before the reply was complete (no final event); "
-            "nothing of it was kept, so asking again is safe"
+            "the model provider's reply stopped before it was whole; none of it was kept, "
+            "so sending the prompt again is safe"
         )
 
     def usage(self, reply: Reply, sent: Sequence[Message]) -> UsageUpdate:

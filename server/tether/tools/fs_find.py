@@ -17,10 +17,11 @@ from pydantic import BaseModel, ConfigDict, Field
 from tether.errors import ToolError
 from tether.outbound import escape_surrogates
 from tether.tools import listing, ripgrep
-from tether.tools.base import ToolContext
-from tether.tools.paths import checked, named, reads_inside, shown
+from tether.tools.base import ToolContext, quoted
+from tether.tools.paths import MAX_PATH_CHARS, checked, named, reads_inside, shown
 
 MAX_MATCHES = 1000
+MAX_GLOB_CHARS = MAX_PATH_CHARS  # a glob matches a path: none longer than this
 
 
 class FsFindParams(BaseModel):
@@ -56,7 +57,7 @@ class FsFind:
         return reads_inside(ctx, params.path)
 
     def summary(self, params: FsFindParams, ctx: ToolContext) -> str:
-        return f"find {params.pattern} in {shown(ctx, params.path)}"
+        return f"find {quoted(params.pattern)} in {shown(ctx, params.path)}"
 
     async def run(self, params: FsFindParams, ctx: ToolContext) -> str:
         glob = Glob(params.pattern)
@@ -73,7 +74,7 @@ class FsFind:
             escape_surrogates(base + item.below) + ("/" if item.is_dir else "") for item in items
         ]
         if not found:
-            return f"no paths match {params.pattern!r} under {name}"
+            return f"no paths match {quoted(params.pattern)!r} under {name}"
         if len(found) > MAX_MATCHES:
             found[MAX_MATCHES:] = [
                 f"[stopped after {MAX_MATCHES} matches; narrow the pattern or the path]"
@@ -85,6 +86,13 @@ class Glob:
     """``**/*.py``, ``src/*.ts``, ``*.{js,ts}``: a pattern without "/" matches base names."""
 
     def __init__(self, pattern: str) -> None:
+        if len(pattern) > MAX_GLOB_CHARS:
+            raise ToolError(
+                f"invalid glob {quoted(pattern)!r}: it is {len(pattern):,} characters long; "
+                f"a glob matches paths, and is at most {MAX_GLOB_CHARS:,}"
+            )
+        if "\0" in pattern:
+            raise ToolError(f"invalid glob {quoted(pattern)!r}: it holds NUL, which no path holds")
         self.pattern = escape_surrogates(pattern).strip().removeprefix("./").lstrip("/")
         self.anchored = "/" in self.pattern
         self._regex = _compiled(self.pattern)
@@ -120,13 +128,16 @@ def _compiled(glob: str) -> Any:
         return re2.compile(_translate(glob), options)
     except (re2.error, ValueError) as exc:
         why = exc.args[0] if exc.args else exc
-        why = why.decode(errors="replace") if isinstance(why, bytes) else str(why)
-        raise ToolError(f"invalid glob {glob!r}: {why}") from None
+        why = quoted(why.decode(errors="replace") if isinstance(why, bytes) else str(why))
+        raise ToolError(f"invalid glob {quoted(glob)!r}: {why}") from None
 
 
 def _translate(glob: str) -> str:
+    """The glob as a regex, in one pass: each character is looked at a bounded number of
+    times (a "[" with no "]" after it must not send a search to the end for every "[")."""
     out: list[str] = []
     braces = 0
+    last_close = glob.rfind("]")
     i = 0
     while i < len(glob):
         char = glob[i]
@@ -138,7 +149,8 @@ def _translate(glob: str) -> str:
             out.append(".*")
             i += 2
             continue
-        if char == "[" and (end := glob.find("]", i + 2)) != -1:
+        if char == "[" and i + 2 <= last_close:
+            end = glob.index("]", i + 2)
             body = glob[i + 1 : end].replace("\\", "\\\\")
             out.append("[" + ("^" + body[1:] if body.startswith("!") else body) + "]")
             i = end + 1

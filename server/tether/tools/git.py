@@ -15,10 +15,10 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from tether.errors import ToolError
 from tether.outbound import escape_surrogates
-from tether.tools.base import ToolContext
+from tether.tools.base import ToolContext, quoted
 from tether.tools.environment import child_environment
 from tether.tools.git_config import as_arguments, repository_overrides
-from tether.tools.paths import checked, reads_inside
+from tether.tools.paths import checked, reads_inside, shown
 
 _ENV = {
     "GIT_TERMINAL_PROMPT": "0",  # never wait on a credential prompt nobody can answer
@@ -28,6 +28,7 @@ _ENV = {
     "GIT_PAGER": "cat",
     "GIT_EXTERNAL_DIFF": "",
 }
+MAX_REV_CHARS = 4096  # a revision or a range of two: far past any ref name git makes
 # Plain text whatever the person's config says: no colour, no octal-quoted names.
 _CONFIG = ("-c", "color.ui=false", "-c", "core.quotepath=off", "-c", "log.showSignature=false")
 
@@ -53,6 +54,8 @@ async def _git(ctx: ToolContext, *args: str) -> _GitOutput:
         )
     except FileNotFoundError:
         raise ToolError("cannot run git: is it installed?") from None
+    except OSError as exc:  # e.g. arguments past what the system hands a program
+        raise ToolError(f"cannot run git: {exc.strerror or exc}") from None
     assert proc.stdout is not None and proc.stderr is not None
     cap = ctx.settings.max_read_bytes
     errors = asyncio.ensure_future(proc.stderr.read())
@@ -132,7 +135,20 @@ class GitDiffParams(BaseModel):
     def _no_options(cls, rev: str | None) -> str | None:
         if rev is not None and (not rev.strip() or rev.startswith("-")):
             raise ValueError("rev must name a revision and must not start with '-'")
+        if rev is not None and len(rev) > MAX_REV_CHARS:
+            raise ValueError(f"rev is {len(rev):,} characters long; at most {MAX_REV_CHARS:,}")
+        if rev is not None and not _an_argument(rev):
+            raise ValueError("rev must not hold a NUL character or a lone surrogate")
         return rev
+
+
+def _an_argument(text: str) -> bool:
+    """Whether ``text`` can be handed to a program as one argument (as bytes, the way
+    a name that is not UTF-8 is held in Python)."""
+    try:
+        return b"\0" not in os.fsencode(text)
+    except UnicodeEncodeError:
+        return False
 
 
 class GitDiff:
@@ -150,8 +166,8 @@ class GitDiff:
         return params.path is None or reads_inside(ctx, params.path)
 
     def summary(self, params: GitDiffParams, ctx: ToolContext) -> str:
-        words = ["git diff", "--cached" if params.staged else "", params.rev or ""]
-        words += ["--", params.path] if params.path else []
+        words = ["git diff", "--cached" if params.staged else "", quoted(params.rev or "")]
+        words += ["--", shown(ctx, params.path)] if params.path else []
         return " ".join(word for word in words if word)
 
     @staticmethod

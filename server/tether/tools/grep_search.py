@@ -25,7 +25,7 @@ import re2  # type: ignore[import-untyped]  # google-re2 ships no type informati
 from tether.errors import ToolError
 from tether.outbound import escape_surrogates
 from tether.tools import ripgrep
-from tether.tools.base import ToolContext
+from tether.tools.base import ToolContext, quoted
 from tether.tools.fs_find import Glob
 from tether.tools.ignore import excluded, walk_files
 from tether.tools.paths import named
@@ -215,9 +215,10 @@ def compiled(pattern: str, case_sensitive: bool) -> Any:
         return re2.compile(pattern, options)
     except re2.error as exc:
         why = exc.args[0] if exc.args else exc
-        why = why.decode(errors="replace") if isinstance(why, bytes) else str(why)
+        why = quoted(why.decode(errors="replace") if isinstance(why, bytes) else str(why))
         raise ToolError(
-            f"invalid regex {pattern!r}: {why} (ripgrep's syntax: no look-around or backreferences)"
+            f"invalid regex {quoted(pattern)!r}: {why}"
+            " (ripgrep's syntax: no look-around or backreferences)"
         ) from None
 
 

@@ -10,6 +10,7 @@ whether or not the workspace is a git repository.
 from __future__ import annotations
 
 import os
+import re
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -20,6 +21,7 @@ from tether.errors import ToolError
 from tether.tools.text import open_regular
 
 MAX_IGNORE_BYTES = 4 * 2**20  # more than any real ignore file; a huge one is read this far
+_LONE_SURROGATE = re.compile("[\ud800-\udfff]")
 
 
 @dataclass(frozen=True)
@@ -32,6 +34,9 @@ class Ignores:
         verdict = False
         for base, spec in self.rules:
             rel = path.relative_to(base).as_posix() + ("/" if is_dir else "")
+            # A name that is not UTF-8 (held with lone surrogates) as its ignore file's
+            # patterns are read: each such byte is U+FFFD, which a wildcard matches.
+            rel = _LONE_SURROGATE.sub("\ufffd", rel)
             # Deeper files override shallower ones, as in git ("!keep.log" below "*.log").
             if (include := spec.check_file(rel).include) is not None:
                 verdict = include

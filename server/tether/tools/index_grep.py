@@ -14,7 +14,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from tether.errors import ToolError
 from tether.tools import ripgrep
-from tether.tools.base import ToolContext
+from tether.tools.base import ToolContext, quoted
 from tether.tools.grep_search import MAX_LINE_CHARS, Found, Search, by_ripgrep, in_python
 from tether.tools.paths import checked, named, reads_inside, shown
 
@@ -59,8 +59,8 @@ class IndexGrep:
         return reads_inside(ctx, params.path)
 
     def summary(self, params: IndexGrepParams, ctx: ToolContext) -> str:
-        where = shown(ctx, params.path) + (f" ({params.glob})" if params.glob else "")
-        return f"grep /{params.pattern}/ in {where}"
+        where = shown(ctx, params.path) + (f" ({quoted(params.glob)})" if params.glob else "")
+        return f"grep /{quoted(params.pattern)}/ in {where}"
 
     async def run(self, params: IndexGrepParams, ctx: ToolContext) -> str:
         if any("\ud800" <= char <= "\udfff" for char in params.pattern):
@@ -69,7 +69,8 @@ class IndexGrep:
         search = Search(ctx, top, params.pattern, params.case_sensitive, params.glob)
         if top not in search.live:
             ripgrep.checked_root(ctx, top)  # exists, is a directory or a regular file
-        rg = self._rg()
+        # ripgrep is handed the pattern as an argument, which cannot hold NUL: RE2 can.
+        rg = self._rg() if "\0" not in params.pattern else None
         found = await by_ripgrep(rg, search, params.max_results) if rg else None
         disk, live = found or await in_python(search, params.max_results)
         return _render(search, params, disk, live)
@@ -80,8 +81,8 @@ def _render(search: Search, params: IndexGrepParams, disk: Found, live: Found) -
     hits = sorted(disk.hits + live.hits)[:limit]
     if not hits:
         where = named(search.ctx, search.top)
-        where += f" (files matching {params.glob})" if params.glob else ""
-        return f"no matches for {params.pattern!r} in {where}"
+        where += f" (files matching {quoted(params.glob)})" if params.glob else ""
+        return f"no matches for {quoted(params.pattern)!r} in {where}"
     budget = search.ctx.settings.max_read_bytes
     lines: list[str] = []
     for key, number, text in hits:

@@ -14,25 +14,42 @@ no file at all: an invalid path.
 
 from __future__ import annotations
 
+import errno
 import os
 import re
 from pathlib import Path
 
 from tether.errors import ToolError
 from tether.outbound import escape_surrogates
-from tether.tools.base import ToolContext
+from tether.tools.base import ToolContext, quoted
 
+# Longer than any path a file system takes (4,096 bytes on Linux), even written with escapes
+# (``\xe9`` is four characters for one byte). Resolving costs time quadratic in a path's
+# parts: a path of megabytes of "../" would hold the server for minutes.
+MAX_PATH_CHARS = 16_384
 _ESCAPED_BYTE = re.compile(r"\\x([89a-fA-F][0-9a-fA-F])")  # as escape_surrogates writes them
 _NOT_A_NAME_BYTE = re.compile("[\ud800-\udc7f\udd00-\udfff]")
 
 
 def resolve(ctx: ToolContext, raw: str) -> Path:
     """``raw`` resolved now, symlinks followed; a ToolError for a path that cannot name a file."""
+    if len(raw) > MAX_PATH_CHARS:
+        raise ToolError(
+            f"invalid path {quoted(raw)!r}: it is {len(raw):,} characters long, "
+            f"longer than any path ({MAX_PATH_CHARS:,} at most)"
+        )
     if bad := _NOT_A_NAME_BYTE.search(raw):
         raise ToolError(
-            f"invalid path {escape_surrogates(raw)!r}: it holds a lone surrogate "
+            f"invalid path {quoted(raw)!r}: it holds a lone surrogate "
             f"(U+{ord(bad[0]):04X}), which names no file"
         )
+    path = _unescaped(ctx, raw)
+    _refuse_too_long(path, raw)
+    return path
+
+
+def _unescaped(ctx: ToolContext, raw: str) -> Path:
+    """``raw`` resolved as written, or as the name its escapes stand for."""
     literal = _resolve(ctx, raw)
     if not _ESCAPED_BYTE.search(raw) or _exists(ctx, raw):
         return literal
@@ -53,7 +70,17 @@ def _resolve(ctx: ToolContext, raw: str) -> Path:
     try:
         return ctx.resolve(raw)
     except (OSError, RuntimeError, ValueError) as exc:  # RuntimeError: a symlink loop (3.11)
-        raise ToolError(f"cannot resolve path {escape_surrogates(raw)!r}: {exc}") from None
+        raise ToolError(f"cannot resolve path {quoted(raw)!r}: {exc}") from None
+
+
+def _refuse_too_long(path: Path, raw: str) -> None:
+    """A ToolError for a path the file system cannot take (a name past 255 bytes, a path
+    past 4,095 on Linux): every later look at it would fail with ENAMETOOLONG."""
+    try:
+        os.lstat(path)
+    except OSError as exc:
+        if exc.errno == errno.ENAMETOOLONG:
+            raise ToolError(f"invalid path {quoted(raw)!r}: {exc.strerror}") from None
 
 
 def _exists(ctx: ToolContext, raw: str) -> bool:
@@ -90,8 +117,7 @@ def allow(ctx: ToolContext, path: Path, shown_as: str) -> None:
     .git/, or approved by the person for this very call."""
     if not ctx.approved and (why := needs_asking(ctx, path)):
         raise ToolError(
-            f"{escape_surrogates(shown_as)} now resolves {why}; "
-            "call it again and the person will be asked"
+            f"{quoted(shown_as)} now resolves {why}; call it again and the person will be asked"
         )
 
 
@@ -108,8 +134,8 @@ def named(ctx: ToolContext, path: Path) -> str:
 
 
 def shown(ctx: ToolContext, raw: str) -> str:
-    """A path as a summary shows it; never raises."""
+    """A path as a summary shows it, a long one cut (``quoted``); never raises."""
     try:
-        return named(ctx, resolve(ctx, raw))
+        return quoted(named(ctx, resolve(ctx, raw)))
     except ToolError:
-        return escape_surrogates(raw)
+        return quoted(raw)

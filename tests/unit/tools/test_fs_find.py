@@ -196,3 +196,32 @@ async def test_a_fifo_named_gitignore_does_not_hang_the_walk(tmp_path: Path) -> 
     fifo(tmp_path, ".git/info/exclude")
     out = await asyncio.wait_for(call(PYTHON, context(tmp_path), pattern="*.py"), 10)
     assert out == "src/a.py"
+
+
+# --- found by the tool-argument fuzz (tests/reliability/tool_fuzz.py) ---
+
+
+@pytest.mark.timeout(30)
+def test_a_glob_longer_than_any_path_is_refused_at_once() -> None:
+    """Seed 20261201: {"pattern": "[" * 8_388_559} held the event loop for over six
+    minutes: each "[" looked for its "]" to the end of the glob."""
+    start = time.monotonic()
+    with pytest.raises(ToolError, match=r"it is 8,388,559 characters long") as refused:
+        Glob("[" * 8_388_559)
+    assert time.monotonic() - start < 1
+    assert len(str(refused.value)) < 1000
+
+
+def test_a_glob_with_nul_is_refused() -> None:
+    with pytest.raises(ToolError, match=r"invalid glob '\\x00': it holds NUL, which no path holds"):
+        Glob("\x00")
+
+
+async def test_a_long_pattern_is_quoted_by_its_head_and_tail(find: FsFind, tree: Path) -> None:
+    pattern = "head" + "x" * 10_000 + "tail"
+    ctx = context(tree)
+    for said in (
+        FIND.summary(FsFindParams(pattern=pattern), ctx),
+        await call(find, ctx, pattern=pattern),
+    ):
+        assert len(said) < 500 and "head" in said and "tail" in said, said

@@ -19,7 +19,7 @@ from tests.unit.tools import (
     write,
 )
 from tether.errors import ToolError
-from tether.tools.git import GitDiff, GitHead, GitStatus
+from tether.tools.git import GitDiff, GitHead, GitStatus, _git
 
 STATUS, DIFF, HEAD = GitStatus(), GitDiff(), GitHead()
 
@@ -98,6 +98,37 @@ async def test_a_bad_rev_is_reported(repo: Path) -> None:
 def test_a_rev_cannot_smuggle_options(rev: str) -> None:
     with pytest.raises(ValueError, match=r"must not start with '-'"):
         DIFF.params.model_validate({"rev": rev})
+
+
+@pytest.mark.parametrize("rev", ["HEAD\0", "\ud800"])
+def test_a_rev_git_cannot_be_handed_is_refused_before_git_runs(rev: str) -> None:
+    # Found by tool-fuzz: git was handed it, and the call crashed ("embedded null byte",
+    # "surrogates not allowed").
+    with pytest.raises(ValueError, match=r"must not hold a NUL character or a lone surrogate"):
+        DIFF.params.model_validate({"rev": rev})
+
+
+def test_a_rev_of_megabytes_is_refused_before_git_runs() -> None:
+    # Found by tool-fuzz (long run): git could not be started with it ("Argument list too
+    # long"), and the call crashed.
+    with pytest.raises(ValueError, match=r"rev is 1,048,576 characters long; at most 4,096"):
+        DIFF.params.model_validate({"rev": "a" * 2**20})
+
+
+async def test_git_that_cannot_be_started_is_a_tool_error(repo: Path) -> None:
+    with pytest.raises(ToolError, match=r"^cannot run git: Argument list too long$"):
+        await _git(context(repo), "log", "x" * 2**20)
+
+
+async def test_a_rev_named_by_bytes_that_are_not_utf8_is_handed_to_git(repo: Path) -> None:
+    with pytest.raises(ToolError, match=r"git diff failed"):
+        await call(DIFF, context(repo), rev="caf\udce9")
+
+
+def test_a_summary_quotes_a_huge_rev_and_path_cut_short(repo: Path) -> None:
+    # Found by tool-fuzz: a summary (sent to the editor) quoted megabytes whole.
+    line = summary(DIFF, context(repo), rev="r" * 4096, path="p" * 100_000)
+    assert len(line) < 1_000 and "[4,096 characters]" in line and "[100,000 characters]" in line
 
 
 async def test_long_diffs_are_cut_with_a_note(repo: Path) -> None:

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from tests.unit.tools import write
+from tests.unit.tools import bytes_name, write
 from tether.tools.ignore import excluded, rules_above, walk
 
 
@@ -103,3 +103,13 @@ def test_rules_above_a_directory_are_rebased_onto_the_root(tmp_path: Path) -> No
     ]
     write(tmp_path, ".gitignore", "a/\n")
     assert rules_above(root, root / "a/b") == []  # named explicitly, as ripgrep searches it
+
+
+def test_names_that_are_not_utf8_are_judged_by_the_rules(tmp_path: Path) -> None:
+    # Found by tool-fuzz: the rules' regex engine (RE2) takes UTF-8 only, and a name that
+    # is not UTF-8 under any .gitignore crashed the walk (UnicodeEncodeError).
+    write(tmp_path, ".gitignore", "*.log\nskip-?.txt\n")
+    bytes_name(tmp_path, b"caf\xe9.txt")
+    bytes_name(tmp_path, b"caf\xe9.log")
+    bytes_name(tmp_path, b"skip-\xe9.txt")
+    assert names(tmp_path) == [".gitignore", "caf\udce9.txt"]

@@ -314,3 +314,38 @@ async def test_names_that_are_not_utf8_are_shown_escaped(grep: IndexGrep, tmp_pa
 async def test_a_pattern_with_a_lone_surrogate_is_refused(grep: IndexGrep, tmp_path: Path) -> None:
     with pytest.raises(ToolError, match=r"invalid regex: it holds a lone surrogate"):
         await call(grep, context(tmp_path), pattern="a\udce9")
+
+
+# --- found by the tool-argument fuzz (tests/reliability/tool_fuzz.py) ---
+
+
+async def test_a_glob_with_nul_is_an_invalid_glob(grep: IndexGrep, tree: Path) -> None:
+    """Seed 20261201: {"pattern": "a", "glob": "\\u0000"} answered `failed unexpectedly:
+    ExceptionGroup(... ValueError('embedded null byte'))`: the glob went to ripgrep's argv."""
+    with pytest.raises(ToolError, match=r"invalid glob '\\x00': it holds NUL"):
+        await call(grep, context(tree), pattern="a", glob="\x00")
+
+
+async def test_a_pattern_with_nul_is_searched_not_handed_to_ripgrep(tmp_path: Path) -> None:
+    """A NUL cannot stand in an argument: such a pattern is searched with RE2 here, and
+    finds what it matches (a text file holds no NUL)."""
+    write(tmp_path, "a.txt", "a\n")
+    ctx = context(tmp_path, Buffers({tmp_path / "b.txt": "x\x00y\n"}))
+    assert await call(RG, ctx, pattern="a\x00") == "no matches for 'a\\x00' in ."
+    assert await call(RG, ctx, pattern="x\x00y") == "b.txt:1: x\x00y"
+
+
+async def test_a_long_pattern_or_glob_is_quoted_by_its_head_and_tail(
+    grep: IndexGrep, tree: Path
+) -> None:
+    long = "head" + "x" * 10_000 + "tail"
+    ctx = context(tree)
+    for said in (
+        summary(grep, ctx, pattern=long, glob=long),
+        await call(grep, ctx, pattern=long),
+        await call(grep, ctx, pattern="TODO", glob=long),
+    ):
+        assert len(said) < 1000 and "head" in said and "tail" in said, said
+    with pytest.raises(ToolError, match=r"invalid regex") as refused:
+        await call(PYTHON, ctx, pattern="(" + long)
+    assert len(str(refused.value)) < 1000

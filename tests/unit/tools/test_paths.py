@@ -8,6 +8,7 @@ import asyncio
 import os
 import shutil
 import tempfile
+import time
 from pathlib import Path
 from typing import Any
 
@@ -15,7 +16,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from tests.unit.tools import bytes_name, call, context, read_only, write
+from tests.unit.tools import bytes_name, call, context, read_only, summary, write
 from tether.errors import ToolError
 from tether.tools import builtin_tools
 from tether.tools.base import Tool
@@ -24,6 +25,7 @@ from tether.tools.fs_list import FsList
 from tether.tools.fs_read import FsRead
 from tether.tools.index_grep import IndexGrep
 from tether.tools.outline import Outline
+from tether.tools.patch import Patch
 from tether.tools.paths import checked, reads_inside, resolve
 
 NOW_OUTSIDE = r"now resolves outside the workspace; call it again and the person will be asked"
@@ -267,3 +269,62 @@ def test_no_path_or_symlink_layout_reads_outside_the_workspace_unasked(
         # refused at run time (nothing moved in between).
         if not asked:
             assert "call it again" not in out, (raw, out)
+
+
+# --- found by the tool-argument fuzz (tests/reliability/tool_fuzz.py) ---
+
+PATH_READERS: list[Tool[Any]] = [FsRead(), FsList(), FsFind(), IndexGrep(), Outline()]
+
+
+@pytest.mark.parametrize("tool", PATH_READERS, ids=lambda tool: tool.name)
+@pytest.mark.parametrize("raw", ["x" * 256, "a" * 65_536, "d/" * 2100])
+async def test_a_path_too_long_for_the_file_system_is_an_invalid_path(
+    tool: Tool[Any], raw: str, tmp_path: Path
+) -> None:
+    """Seed 20261201: fs-list and fs-find answered `failed unexpectedly: OSError(36, 'File
+    name too long')` for {"path": "a" * 65536}: Path.exists() raises ENAMETOOLONG."""
+    ctx = context(tmp_path)
+    with pytest.raises(ToolError, match=r"invalid path .*(File name too long|characters long)"):
+        resolve(ctx, raw)
+    arguments: dict[str, Any] = {"path": raw}
+    if tool.name in ("fs-find", "index-grep"):
+        arguments["pattern"] = "*" if tool.name == "fs-find" else "a"
+    with pytest.raises(ToolError, match=r"invalid path") as refused:
+        await call(tool, ctx, **arguments)
+    assert len(str(refused.value)) < 1000
+
+
+@pytest.mark.timeout(30)
+def test_a_path_of_megabytes_is_refused_before_it_is_resolved(tmp_path: Path) -> None:
+    """Seed 20261201: {"path": "../" * 2_796_202} held the event loop for minutes: resolving
+    a path costs time quadratic in its parts, and a read's verdict resolves it unasked."""
+    ctx = context(tmp_path)
+    raw = "../" * 2_796_202
+    start = time.monotonic()
+    with pytest.raises(ToolError, match=r"it is 8,388,606 characters long") as refused:
+        resolve(ctx, raw)
+    assert reads_inside(ctx, raw)  # nothing can be read through it; run() says so
+    assert time.monotonic() - start < 1
+    assert len(str(refused.value)) < 1000
+
+
+@pytest.mark.parametrize("tool", [*PATH_READERS, Patch()], ids=lambda tool: tool.name)
+def test_a_summary_quotes_a_long_path_by_its_head_and_tail(tool: Tool[Any], tmp_path: Path) -> None:
+    """Seed 20261201: a `tool_call` update carried a summary of 65,551 characters (the whole
+    path), past the 4,000 an editor is sent of any argument."""
+    raw = "head" + "a" * 65_536 + "tail"
+    arguments: dict[str, Any] = {"path": raw}
+    if tool.name in ("fs-find", "index-grep"):
+        arguments["pattern"] = "*" if tool.name == "fs-find" else "a"
+    if tool.name == "patch":
+        arguments["content"] = "x"
+    line = summary(tool, context(tmp_path), **arguments)
+    assert len(line) < 500
+    assert "head" in line and "tail" in line and "65,544 characters" in line
+
+
+def test_a_path_with_nul_is_refused_quoting_only_its_head_and_tail(tmp_path: Path) -> None:
+    raw = "\x00" + "a" * 8_000_000
+    with pytest.raises(ToolError, match=r"invalid path") as refused:
+        context(tmp_path).resolve(raw)
+    assert len(str(refused.value)) < 1000
