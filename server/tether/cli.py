@@ -8,8 +8,9 @@ import contextlib
 import logging
 import os
 import sys
+from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING, NoReturn
+from typing import TYPE_CHECKING, Any, NoReturn
 
 from tether import __version__, hardening
 
@@ -139,6 +140,11 @@ def parser() -> argparse.ArgumentParser:
         command.add_argument("--workspace", type=Path, metavar="DIR", help=WORKSPACE_HELP)
         return command
 
+    _terminal_commands(at_workspace)
+    return top
+
+
+def _terminal_commands(at_workspace: Callable[[str, str, str], argparse.ArgumentParser]) -> None:
     ask = at_workspace(
         "ask",
         "ask tether from the terminal: the answer on stdout, the calls on stderr",
@@ -182,7 +188,6 @@ def parser() -> argparse.ArgumentParser:
             )
         else:
             decide.add_argument("--reason", help="why: the model reads it")
-    return top
 
 
 def _serve(serve: argparse.ArgumentParser) -> None:
@@ -210,9 +215,9 @@ def _serve(serve: argparse.ArgumentParser) -> None:
 
 
 def terminal(args: argparse.Namespace) -> int:
-    """The terminal's commands. ``sessions``, ``rules`` and ``forget`` read the store
-    themselves, as does an ``approve`` / ``deny`` with nothing to decide: no server, an
-    answer well within a second. The rest are LSP clients of a ``tether serve`` they
+    """The terminal's commands. ``sessions``, ``rules``, ``forget`` and ``rewind`` read the
+    store themselves, as does an ``approve`` / ``deny`` with nothing to decide: no server,
+    an answer well within a second. The rest are LSP clients of a ``tether serve`` they
     start, before anything else is imported (pygls and lsprotocol cost about a third of a
     second on either side), so that its start-up overlaps the client's."""
     from tether.terminal import launch
@@ -227,29 +232,48 @@ def terminal(args: argparse.Namespace) -> int:
         from tether.terminal import doctor
 
         return doctor.report(os.environ, options, workspace)
-    if args.command in ("sessions", "rules", "forget", "rewind", "approve", "deny"):
-        from tether.terminal import from_store
+    if args.command in STORE_COMMANDS:
+        code = _from_store(args, options, workspace)
+        if code is not None:
+            return code
+    return _through_a_server(args, options, workspace)
 
-        try:
-            with from_store.opened(os.environ, options) as store:
-                match args.command:
-                    case "sessions":
-                        return from_store.sessions(store, workspace)
-                    case "rules":
-                        return from_store.rules(store, workspace)
-                    case "forget":
-                        return from_store.forget(store, workspace, args.rule)
-                    case "rewind":
-                        return from_store.rewind(
-                            store, workspace, args.session, args.turn, args.what
-                        )
-                nothing = from_store.undecidable(store, args.session)
-        except from_store.Unreadable as exc:
-            print(f"tether: {exc}", file=sys.stderr)
-            return 1
-        if nothing is not None:
-            print(f"tether: {nothing}", file=sys.stderr)
-            return 1
+
+STORE_COMMANDS = ("sessions", "rules", "forget", "rewind", "approve", "deny")
+
+
+def _from_store(
+    args: argparse.Namespace, options: dict[str, Any] | None, workspace: Path
+) -> int | None:
+    """Answer from the store; None when a server must do it (a decision that can run)."""
+    from tether.terminal import from_store
+
+    try:
+        with from_store.opened(os.environ, options) as store:
+            match args.command:
+                case "sessions":
+                    return from_store.sessions(store, workspace)
+                case "rules":
+                    return from_store.rules(store, workspace)
+                case "forget":
+                    return from_store.forget(store, workspace, args.rule)
+                case "rewind":
+                    return from_store.rewind(store, workspace, args.session, args.turn, args.what)
+            nothing = from_store.undecidable(store, args.session)
+    except from_store.Unreadable as exc:
+        print(f"tether: {exc}", file=sys.stderr)
+        return 1
+    if nothing is not None:
+        print(f"tether: {nothing}", file=sys.stderr)
+        return 1
+    return None
+
+
+def _through_a_server(
+    args: argparse.Namespace, options: dict[str, Any] | None, workspace: Path
+) -> int:
+    from tether.terminal import launch
+
     try:
         server = launch.start_server(os.environ)
     except OSError as exc:
