@@ -15,11 +15,13 @@ from tether.agent.dispatch import Dispatcher
 from tether.agent.schedule import Scheduler
 from tether.agent.turns import Turns
 from tether.config import Configuration
+from tether.mcp_source import McpServers
 from tether.providers import Providers
 from tether.service import Service
 from tether.store import Store
 from tether.tools import builtin_tools
 from tether.tools.base import Documents, Editor, Tool
+from tether.tools.toolbox import Toolbox
 
 
 def build(
@@ -35,14 +37,14 @@ def build(
     """The service, with the built-in tools and providers unless others are given."""
     workspace = workspace.resolve()
     store = Store(config.pin_state_dir() / "sessions.sqlite3")
-    tools = builtin_tools() if tools is None else tools
+    box = Toolbox(builtin_tools() if tools is None else tools)
     return Service(
         workspace=workspace,
         config=config,
         store=store,
-        tools=tools,
+        tools=box,
         # One dispatcher, so `tools.max_concurrency` bounds the server, not each turn.
-        dispatcher=Dispatcher(tools, store, lambda: config.current.tools.max_concurrency),
+        dispatcher=Dispatcher(box, store, lambda: config.current.tools.max_concurrency),
         turns=Turns(store),
         providers=Providers() if providers is None else providers,
         scheduler=Scheduler(store.tasks, str(workspace)),
@@ -50,4 +52,5 @@ def build(
         quiet=Gate(store, Nobody(), workspace),
         documents=documents,
         editor=editor,
+        mcp=McpServers(config.current.mcp.servers, box),
     )

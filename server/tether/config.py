@@ -11,10 +11,17 @@ import logging
 import os
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
 import platformdirs
-from pydantic import BaseModel, ConfigDict, Field, SecretStr, ValidationError
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    SecretStr,
+    StringConstraints,
+    ValidationError,
+)
 
 from tether.errors import ConfigError
 from tether.outbound import keep_secret
@@ -89,6 +96,41 @@ class CheckpointSettings(Section):
     keep_days: float = Field(default=14.0, gt=0)  # older checkpoints are pruned at start
 
 
+class McpServer(BaseModel):
+    """What every MCP server entry may say: whether its read-only hints are believed, which
+    of its tools are offered, and how long one call may take."""
+
+    model_config = ConfigDict(extra="forbid")
+    trusted: bool = False  # only then does a tool's `readOnlyHint: true` skip the dialog
+    enabled_tools: list[str] | None = None  # None: every tool it lists
+    disabled_tools: list[str] = Field(default_factory=list)
+    timeout_s: float = Field(default=60.0, gt=0)
+
+    def offers(self, tool: str) -> bool:
+        listed = self.enabled_tools is None or tool in self.enabled_tools
+        return listed and tool not in self.disabled_tools
+
+
+class McpStdioServer(McpServer):
+    command: str = Field(min_length=1)
+    args: list[str] = Field(default_factory=list)
+    env: dict[str, str] = Field(default_factory=dict)
+    cwd: str | None = None
+
+
+class McpHttpServer(McpServer):
+    url: str = Field(min_length=1)
+    headers: dict[str, str] = Field(default_factory=dict)
+
+
+class McpSettings(Section):
+    # A server's name is part of its tools' names (`mcp__NAME__TOOL`): letters, digits, - _.
+    servers: dict[
+        Annotated[str, StringConstraints(pattern=r"^[A-Za-z0-9_-]{1,32}$")],
+        McpStdioServer | McpHttpServer,
+    ] = Field(default_factory=dict)
+
+
 def _default_state_dir() -> Path:
     return Path(platformdirs.user_state_dir()) / "tether"
 
@@ -101,6 +143,7 @@ class Settings(Section):
     approval: ApprovalSettings = ApprovalSettings()
     sandbox: SandboxSettings = SandboxSettings()
     checkpoint: CheckpointSettings = CheckpointSettings()
+    mcp: McpSettings = McpSettings()
 
     @classmethod
     def load(cls, env: Mapping[str, str] | None = None, *layers: Mapping[str, Any]) -> Settings:

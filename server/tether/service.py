@@ -29,6 +29,7 @@ from tether.checkpoints.record import Checkpoints
 from tether.checkpoints.rewind import rewind
 from tether.config import Configuration
 from tether.errors import ConfigError, NothingWaiting, Refused, SessionBusy
+from tether.mcp_source import McpServers
 from tether.models import (
     PARKED,
     Compaction,
@@ -52,6 +53,7 @@ from tether.store import Store
 from tether.store.rules import Rule
 from tether.tools.base import Documents, Editor, EditsFiles, FileEdit, Tool, ToolContext
 from tether.tools.sandbox import Sandbox, check
+from tether.tools.toolbox import Toolbox, toolbox
 
 log = logging.getLogger(__name__)
 Body = Callable[[Agent], Awaitable[TurnResult]]
@@ -64,7 +66,7 @@ class Service:
         workspace: Path,
         config: Configuration,
         store: Store,
-        tools: Sequence[Tool[Any]],
+        tools: Sequence[Tool[Any]] | Toolbox,
         dispatcher: Dispatcher,
         turns: Turns,
         providers: Providers,
@@ -73,11 +75,12 @@ class Service:
         quiet: Gate,
         documents: Documents,
         editor: Editor,
+        mcp: McpServers | None = None,
     ) -> None:
         self.workspace = workspace
         self.config = config
         self.store = store
-        self.tools = {tool.name: tool for tool in tools}
+        self.tools = toolbox(tools)
         self.dispatcher = dispatcher
         self.turns = turns
         self.providers = providers
@@ -86,7 +89,9 @@ class Service:
         self.quiet = quiet  # scheduled turns never pop a dialog: their calls park
         self.documents = documents
         self.editor = editor
+        self.mcp = McpServers({}, self.tools) if mcp is None else mcp
         self._sandbox: Sandbox | None = None
+        self._specs: tuple[int, list[ToolSpec]] | None = None
         self.checkpoints = Checkpoints(
             store, workspace, documents, lambda: self.config.current.checkpoint
         )
@@ -216,15 +221,19 @@ class Service:
     def system_prompt(self) -> str:
         return system_prompt(self.workspace, list(self.tools.values()))
 
-    @functools.cached_property
+    @property
     def specs(self) -> list[ToolSpec]:
-        """What the model is told of the tools (schema generation costs ~15 ms: once)."""
-        return [
-            ToolSpec(
-                name=t.name, description=t.description, parameters=t.params.model_json_schema()
-            )
-            for t in self.tools.values()
-        ]
+        """What the model is told of the tools (schema generation costs ~15 ms: once per
+        set of tools; an MCP server's tools join it when the server has listed them)."""
+        if self._specs is None or self._specs[0] != self.tools.version:
+            specs = [
+                ToolSpec(
+                    name=t.name, description=t.description, parameters=t.params.model_json_schema()
+                )
+                for t in self.tools.values()
+            ]
+            self._specs = (self.tools.version, specs)
+        return self._specs[1]
 
     # -- what the editor shows ------------------------------------------------------------
 
@@ -351,8 +360,13 @@ class Service:
 
         await self.scheduler.serve(run)
 
+    def start_tool_sources(self) -> None:
+        """Start the MCP servers in the background; their tools join as they list them."""
+        self.mcp.start()
+
     async def shutdown(self) -> None:
-        await self.turns.shutdown()
+        await self.turns.shutdown()  # every call in flight is answered first
+        await self.mcp.close()
         await self.providers.aclose()
         self.store.close()
 

@@ -27,6 +27,7 @@ from tether.errors import ToolError
 from tether.models import PendingCall, ToolStatus, shortened
 from tether.store import Store, StoredReply
 from tether.tools.base import Gated, Preview, RunsUnasked, Sandboxable, Tool
+from tether.tools.toolbox import Toolbox, toolbox
 
 log = logging.getLogger(__name__)
 CANCELLED = "the turn was cancelled"
@@ -57,9 +58,12 @@ class Dispatcher:
     every turn (``tools.max_concurrency``)."""
 
     def __init__(
-        self, tools: Sequence[Tool[Any]], store: Store, concurrency: Callable[[], int]
+        self,
+        tools: Sequence[Tool[Any]] | Toolbox,
+        store: Store,
+        concurrency: Callable[[], int],
     ) -> None:
-        self.tools = {tool.name: tool for tool in tools}
+        self.tools = toolbox(tools)  # shared with the service: tools added later run too
         self.store = store
         self.concurrency = concurrency  # read at each call: a new setting applies at once
         self._size = 0

@@ -10,7 +10,7 @@ would make, whether it waits parked or on its open dialog.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -40,7 +40,7 @@ class ParkedReply:
 
     @classmethod
     def load(
-        cls, store: Store, info: SessionInfo, tools: dict[str, Tool[Any]], ctx: ToolContext
+        cls, store: Store, info: SessionInfo, tools: Mapping[str, Tool[Any]], ctx: ToolContext
     ) -> ParkedReply | None:
         """The session's parked reply; None unless its turn waits for approval."""
         if info.status != PARKED:
@@ -100,7 +100,7 @@ class ParkedReply:
 
 
 async def planned_edit(
-    store: Store, session: str, call_id: str, tools: dict[str, Tool[Any]], ctx: ToolContext
+    store: Store, session: str, call_id: str, tools: Mapping[str, Tool[Any]], ctx: ToolContext
 ) -> FileEdit:
     """The file edit a waiting call would make (its dialog open, or parked), for the editor
     to preview; ``Refused`` says why there is none."""

@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Generic
 
@@ -46,7 +47,7 @@ class Invalid:
 Call = Prepared[Any] | Invalid
 
 
-def prepare(tools: dict[str, Tool[Any]], ctx: ToolContext, idx: int, call: ToolCall) -> Call:
+def prepare(tools: Mapping[str, Tool[Any]], ctx: ToolContext, idx: int, call: ToolCall) -> Call:
     """A call checked against its tool: unknown, malformed and invalid calls say why."""
     key = call_key(call)
     tool = tools.get(call.name)

@@ -108,6 +108,7 @@ class TetherServer(LanguageServer):
         documents = LspDocuments(self.workspace)
         self._editor = LspEditor(self, documents)
         self._service = app.build(self.config, workspace, documents, LspPerson(self), self._editor)
+        self._service.start_tool_sources()  # in the background: never delays `initialize`
         pruning = asyncio.ensure_future(self._service.prune_checkpoints())
         self.background.add(pruning)  # old checkpoints go at start (checkpoint.keep_days)
         pruning.add_done_callback(self.background.discard)

@@ -1,0 +1,10 @@
+"""MCP servers as a second source of tools: each server's tools, wrapped as tether tools
+(``tool.py``), from servers started in the background (``servers.py``).
+
+The package is not named ``mcp`` so that ``import mcp`` here is the ``mcp`` library.
+"""
+
+from tether.mcp_source.servers import McpServers
+from tether.mcp_source.tool import McpTool, tool_name
+
+__all__ = ["McpServers", "McpTool", "tool_name"]
