@@ -6,6 +6,7 @@ implementations of the agent's seams: the open documents, the person, the editor
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -16,12 +17,15 @@ from tether.agent.schedule import Scheduler
 from tether.agent.turns import Turns
 from tether.config import Configuration
 from tether.mcp_source import McpServers
+from tether.mcp_source.workspace import Permits, workspace_servers
 from tether.providers import Providers
 from tether.service import Service
 from tether.store import Store
 from tether.tools import builtin_tools
 from tether.tools.base import Documents, Editor, Tool
 from tether.tools.toolbox import Toolbox
+
+log = logging.getLogger(__name__)
 
 
 def build(
@@ -38,6 +42,9 @@ def build(
     workspace = workspace.resolve()
     store = Store(config.pin_state_dir() / "sessions.sqlite3")
     box = Toolbox(builtin_tools() if tools is None else tools)
+    listed, problems = workspace_servers(workspace)
+    for problem in problems:
+        log.warning("%s", problem)
     return Service(
         workspace=workspace,
         config=config,
@@ -52,5 +59,10 @@ def build(
         quiet=Gate(store, Nobody(), workspace),
         documents=documents,
         editor=editor,
-        mcp=McpServers(config.current.mcp.servers, box),
+        mcp=McpServers(
+            config.current.mcp.servers,
+            box,
+            workspace=listed,
+            permits=Permits(store.rules, str(workspace), person),
+        ),
     )

@@ -57,6 +57,7 @@ from tether.lsp.arguments import (
     Started,
     TaskArgument,
     TaskList,
+    Tools,
     Unscheduled,
 )
 from tether.models import History, HistoryMessage, HistoryTool, Rewound, TurnResult
@@ -79,6 +80,7 @@ COMMANDS: dict[str, tuple[type[BaseModel], Any]] = {
     "tether.unschedule": (TaskArgument, Unscheduled),
     "tether.tasks": (NoArgument, TaskList),
     "tether.rewind": (RewindArgument, Rewound),
+    "tether.tools": (NoArgument, Tools),
 }
 UPDATES: tuple[type[BaseModel], ...] = (
     TextUpdate,

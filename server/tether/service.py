@@ -10,7 +10,7 @@ from __future__ import annotations
 import functools
 import logging
 from collections.abc import Awaitable, Callable, Iterable, Sequence
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -29,7 +29,7 @@ from tether.checkpoints.record import Checkpoints
 from tether.checkpoints.rewind import rewind
 from tether.config import Configuration
 from tether.errors import ConfigError, NothingWaiting, Refused, SessionBusy
-from tether.mcp_source import McpServers
+from tether.mcp_source import McpServers, McpTool
 from tether.models import (
     PARKED,
     Compaction,
@@ -51,12 +51,30 @@ from tether.providers import Providers
 from tether.providers.base import ToolSpec
 from tether.store import Store
 from tether.store.rules import Rule
-from tether.tools.base import Documents, Editor, EditsFiles, FileEdit, Tool, ToolContext
+from tether.tools.base import (
+    Documents,
+    Editor,
+    EditsFiles,
+    FileEdit,
+    Tool,
+    ToolContext,
+    reads,
+)
 from tether.tools.sandbox import Sandbox, check
 from tether.tools.toolbox import Toolbox, toolbox
 
 log = logging.getLogger(__name__)
 Body = Callable[[Agent], Awaitable[TurnResult]]
+
+
+@dataclass(frozen=True)
+class Listed:
+    """One tool in force, as ``tether.tools`` lists it."""
+
+    name: str
+    source: str  # "builtin", or "mcp:NAME"
+    reads: bool
+    description: str
 
 
 class Service:
@@ -314,6 +332,18 @@ class Service:
 
     # -- remembered approvals ---------------------------------------------------------
 
+    def tool_list(self) -> list[Listed]:
+        """Every tool in force, where it comes from, and whether its calls only read."""
+        return [
+            Listed(
+                name=tool.name,
+                source=f"mcp:{tool.server}" if isinstance(tool, McpTool) else "builtin",
+                reads=reads(tool),
+                description=tool.description,
+            )
+            for tool in self.tools.values()
+        ]
+
     def rules(self) -> list[Rule]:
         return self.store.rules.of_workspace(str(self.workspace))
 
@@ -363,6 +393,11 @@ class Service:
     def start_tool_sources(self) -> None:
         """Start the MCP servers in the background; their tools join as they list them."""
         self.mcp.start()
+
+    def ask_for_tool_sources(self) -> None:
+        """Ask the person about each server of the workspace's ``.mcp.json`` they have not
+        allowed yet (in the background): only then may it start."""
+        self.mcp.ask()
 
     async def shutdown(self) -> None:
         await self.turns.shutdown()  # every call in flight is answered first

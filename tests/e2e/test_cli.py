@@ -24,6 +24,9 @@ import pytest
 from tests.e2e.conftest import StartEditor, server_env
 from tests.support.provider_stub import ProviderStub, error, hang, text, tool_calls
 from tests.unit.terminal.test_console import screen
+from tether.config import Settings
+from tether.mcp_source.workspace import Permits, workspace_servers
+from tether.store import Store
 
 TCP = ("--tcp", "127.0.0.1:0")
 FAST_RETRIES = json.dumps({"provider": {"retry_base_s": 0.01, "max_retries": 3}})
@@ -674,3 +677,30 @@ async def test_doctor_says_whether_commands_run_in_the_sandbox_and_why_not(
         fine = await tether("doctor", cwd=workspace, env=cli_env(stub, home))
         assert fine.code == 0, fine.out
         assert "sandbox: on (sandbox.mode = auto); its probe holds" in fine.out
+
+
+async def test_doctor_lists_each_mcp_server_and_which_wait_to_be_allowed(
+    stub: ProviderStub, home: Path, workspace: Path
+) -> None:
+    entries = {"kept": {"command": "kept-server"}, "new": {"command": "uvx", "args": ["x y"]}}
+    (workspace / ".mcp.json").write_text(json.dumps({"mcpServers": entries}))
+    options = {"mcp": {"servers": {"docs": {"url": "https://mcp.example.com/mcp"}}}}
+    env = cli_env(stub, home, TETHER_ASK_OPTIONS=json.dumps(options))
+    store = Store(Settings.load(env).state_dir / "sessions.sqlite3")
+
+    class Yes:
+        async def allow_server(self, name: str, shown: str) -> bool:
+            return True
+
+    kept = workspace_servers(workspace)[0]["kept"]
+    await Permits(store.rules, str(workspace.resolve()), Yes()).ask(kept)
+    store.close()
+
+    ran = await tether("doctor", cwd=workspace, env=env)
+
+    assert "mcp server docs (settings): https://mcp.example.com/mcp" in ran.out
+    assert f"mcp server kept (.mcp.json, allowed): kept-server (in {workspace})" in ran.out
+    assert (
+        f"mcp server new (.mcp.json, WAITS for the person to allow it): uvx 'x y' (in {workspace})"
+        in ran.out
+    )

@@ -4,12 +4,13 @@ its tools offered to the model and run under the dispatcher's rules."""
 from __future__ import annotations
 
 import asyncio
+import json
 import re
 import sys
 from pathlib import Path
 from typing import Any
 
-from tests.e2e.conftest import Editor, StartEditor
+from tests.e2e.conftest import Editor, StartEditor, close
 from tests.support.provider_stub import ProviderStub, text, tool_calls
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -78,6 +79,23 @@ async def test_a_trusted_servers_reads_run_together_unasked_and_answer_in_call_o
     assert a_from < b_to and b_from < a_to  # the two calls overlapped in time
 
 
+async def test_tether_tools_lists_the_builtin_tools_and_each_servers_own(
+    start_editor: StartEditor, stub: ProviderStub
+) -> None:
+    editor = await start_editor(options=OPTIONS)
+    await until_offered(editor, stub, {"mcp__sure__look", "mcp__plain__look"})
+
+    listed = {t["name"]: t for t in (await editor.command("tether.tools", {}))["tools"]}
+
+    assert listed["fs-read"]["source"] == "builtin" and listed["fs-read"]["read_only"]
+    assert listed["command"]["read_only"] is False
+    sure, plain = listed["mcp__sure__look"], listed["mcp__plain__look"]
+    assert sure["source"] == "mcp:sure" and sure["read_only"]  # trusted, and it says it reads
+    assert plain["source"] == "mcp:plain" and not plain["read_only"]  # untrusted: it asks
+    assert sure["description"].startswith("Look at something")
+    assert not listed["mcp__sure__slow"]["read_only"]
+
+
 async def test_an_untrusted_servers_tools_ask_and_their_errors_are_errors(
     start_editor: StartEditor, stub: ProviderStub
 ) -> None:
@@ -104,3 +122,50 @@ async def test_an_untrusted_servers_tools_ask_and_their_errors_are_errors(
     assert "cancelled" in slow["content"]
     assert "is not of type 'string'" in invalid["content"]
     assert await statuses(editor, result["session"]) == ["ok", "error", "error", "error"]
+
+
+async def dialog_shown(editor: Editor) -> str:
+    for _ in range(100):
+        if editor.dialogs:
+            return editor.dialogs[-1]
+        await asyncio.sleep(0.05)
+    raise AssertionError("no dialog was shown")
+
+
+async def test_a_workspace_mcp_json_server_starts_only_once_the_person_allowed_its_entry(
+    start_editor: StartEditor, stub: ProviderStub, workspace: Path
+) -> None:
+    mcp_json = workspace / ".mcp.json"
+    mcp_json.write_text(json.dumps({"mcpServers": {"repo": server()}}))
+
+    # Opened, the repository starts nothing: the person is asked, and dismisses.
+    editor = await start_editor()
+    asked = await dialog_shown(editor)
+    assert "'repo'" in asked and "-m tests.support.mcp_server" in asked
+    assert editor.dialog_actions[-1] == ["Allow", "Deny"]
+    await asyncio.sleep(1.5)  # time enough for the server to list its tools, were it started
+    stub.script(text("ready"))
+    await editor.run("ready?")
+    assert not any(name.startswith("mcp__repo__") for name in offered(stub.requests[-1]))
+    await close(editor)
+
+    # Allowed, it starts; allowed once, it starts without asking the next time.
+    editor = await start_editor()
+    editor.answers = ["Allow"]
+    await until_offered(editor, stub, {"mcp__repo__look"})
+    assert len(editor.dialogs) == 1
+    await close(editor)
+    editor = await start_editor()
+    await until_offered(editor, stub, {"mcp__repo__look"})
+    assert editor.dialogs == []
+    await close(editor)
+
+    # A changed entry is another entry: it asks again, and waits.
+    mcp_json.write_text(json.dumps({"mcpServers": {"repo": server(timeout_s=5)}}))
+    editor = await start_editor()
+    editor.answers = ["Deny"]
+    assert "'repo'" in await dialog_shown(editor)
+    await asyncio.sleep(1.5)
+    stub.script(text("ready"))
+    await editor.run("ready?")
+    assert not any(name.startswith("mcp__repo__") for name in offered(stub.requests[-1]))

@@ -477,6 +477,9 @@ class Person:
     async def extend_budget(self, session: str, budget: int, asked: int) -> bool:
         return False
 
+    async def allow_server(self, name: str, shown: str) -> bool:
+        return False
+
 
 def wire(value: BaseModel, exclude_none: bool = True) -> dict[str, Any]:
     """``value`` made JSON as the LSP front makes it (``lsp/errors.py``, ``lsp/updates.py``),

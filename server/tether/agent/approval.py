@@ -66,6 +66,11 @@ class Person(Protocol):
         """A reply asks for ``asked`` calls beyond the turn's ``budget``: may it grow?"""
         ...
 
+    async def allow_server(self, name: str, shown: str) -> bool:
+        """May the workspace's ``.mcp.json`` server ``name`` start (``shown``: its command
+        line)? False when dismissed, or when no dialog can reach the person."""
+        ...
+
 
 class Nobody:
     """No one to ask: approval-requiring calls park until ``tether.approve``."""
@@ -77,6 +82,9 @@ class Nobody:
         return None
 
     async def extend_budget(self, session: str, budget: int, asked: int) -> bool:
+        return False
+
+    async def allow_server(self, name: str, shown: str) -> bool:
         return False
 
 

@@ -158,3 +158,16 @@ class Rules(BaseModel):
 
 class Forgotten(BaseModel):
     removed: bool
+
+
+class ToolInfo(BaseModel):
+    """A tool the model may call: built in, or an MCP server's (``mcp:NAME``)."""
+
+    name: str
+    source: str  # "builtin", or "mcp:NAME"
+    read_only: bool  # its calls only read, and run unasked (one outside the workspace asks)
+    description: str
+
+
+class Tools(BaseModel):
+    tools: list[ToolInfo]

@@ -37,6 +37,8 @@ from tether.lsp.arguments import (
     Started,
     TaskArgument,
     TaskList,
+    ToolInfo,
+    Tools,
     Unscheduled,
 )
 from tether.lsp.errors import Handler, json_rpc_errors
@@ -215,6 +217,18 @@ async def rules(ls: TetherServer, arg: NoArgument) -> Rules:
         for rule in ls.service.rules()
     ]
     return Rules(rules=listed)
+
+
+@command("tether.tools", NoArgument)
+async def tools(ls: TetherServer, arg: NoArgument) -> Tools:
+    """The tools in force now: the built-in ones, and those of the MCP servers that have
+    listed theirs."""
+    return Tools(
+        tools=[
+            ToolInfo(name=t.name, source=t.source, read_only=t.reads, description=t.description)
+            for t in ls.service.tool_list()
+        ]
+    )
 
 
 @command("tether.forget", RuleArgument)

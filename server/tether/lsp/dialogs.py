@@ -20,6 +20,7 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 ANSWERS: dict[str, Answer] = {"Allow": "allow", "Allow always": "always", "Deny": "deny"}
 EXTEND, STOP = "Extend", "Stop"
+ALLOW_SERVER, DENY_SERVER = "Allow", "Deny"
 
 
 class LspPerson:
@@ -54,6 +55,16 @@ class LspPerson:
             f"goes {asked} past it. Allow {step} more? (Stop runs the calls that fit.)"
         )
         return await self._request(message, [EXTEND, STOP]) == EXTEND
+
+    async def allow_server(self, name: str, shown: str) -> bool:
+        if not self.can_ask():
+            return False
+        message = (
+            f"tether: this workspace's .mcp.json names the MCP server {name!r}, which runs:\n\n"
+            f"{shown}\n\nStart it? Allow is remembered for this workspace until the entry "
+            f"changes; a repository's file alone never starts a program."
+        )
+        return await self._request(message, [ALLOW_SERVER, DENY_SERVER]) == ALLOW_SERVER
 
     async def _request(
         self, message: str, actions: list[str], call_id: str | None = None

@@ -17,6 +17,7 @@ def register(server: TetherServer) -> None:
     @server.feature(types.INITIALIZED)
     def initialized(ls: TetherServer, params: types.InitializedParams) -> None:
         ls.start_scheduler()
+        ls.ask_for_tool_sources()
 
     @server.feature(types.WORKSPACE_DID_CHANGE_CONFIGURATION)
     def did_change_configuration(

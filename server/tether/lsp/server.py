@@ -125,6 +125,12 @@ class TetherServer(LanguageServer):
                 )
             )
 
+    def ask_for_tool_sources(self) -> None:
+        """An editor's person is asked about the workspace's `.mcp.json` servers once the
+        editor is ready for dialogs; the short-lived servers behind `tether …` never ask."""
+        if self._service is not None and not self.terminal_client:
+            self._service.ask_for_tool_sources()
+
     def start_scheduler(self) -> None:
         """Due tasks run in servers an editor started; never in the short-lived ones behind
         `tether ask`, `tether sessions`… (their client names itself `tether …`)."""

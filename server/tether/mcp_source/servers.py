@@ -12,7 +12,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import sys
-from collections.abc import AsyncIterator, Mapping
+from collections.abc import AsyncIterator, Coroutine, Mapping
 from contextlib import AbstractAsyncContextManager, asynccontextmanager
 from typing import Any
 
@@ -27,10 +27,12 @@ from mcp.shared.exceptions import MCPError
 from tether.config import McpHttpServer, McpStdioServer
 from tether.errors import ToolError
 from tether.mcp_source.tool import McpTool
+from tether.mcp_source.workspace import Permits, WorkspaceServer
 from tether.tools.toolbox import Toolbox
 
 log = logging.getLogger(__name__)
 ServerSettings = McpStdioServer | McpHttpServer
+WAITING = "waits for the person to allow its .mcp.json entry"
 CLOSE_S = 5.0  # how long shutdown waits for the servers to end before leaving them
 
 
@@ -52,23 +54,86 @@ class _Connection:
 
 
 class McpServers:
-    def __init__(self, servers: Mapping[str, ServerSettings], toolbox: Toolbox) -> None:
+    """The servers of the settings, and those of the workspace's ``.mcp.json`` (``waiting``
+    until the person allowed their entry: see ``workspace.py``). A name in both is the
+    settings' server."""
+
+    def __init__(
+        self,
+        servers: Mapping[str, ServerSettings],
+        toolbox: Toolbox,
+        workspace: Mapping[str, WorkspaceServer] | None = None,
+        permits: Permits | None = None,
+    ) -> None:
         self.servers = dict(servers)
         self.toolbox = toolbox
+        self.permits = permits
+        self.waiting = {
+            name: server
+            for name, server in (workspace or {}).items()
+            if name not in self.servers and permits is not None
+        }
         self.states: dict[str, str] = {name: "not started" for name in self.servers}
+        self.states |= {name: WAITING for name in self.waiting}
         self._stopped = asyncio.Event()
         self._tasks: list[asyncio.Task[None]] = []
+        self._started = False
+        self._asking: set[asyncio.Task[None]] = set()  # a dialog open: shutdown takes it back
 
     def start(self) -> None:
-        """Start every server in the background (in a running event loop)."""
-        if self._tasks or self._stopped.is_set():
+        """Start every server in the background (in a running event loop): those of the
+        settings, and those of ``.mcp.json`` the person allowed before."""
+        if self._started or self._stopped.is_set():
             return
+        self._started = True
         for name, settings in self.servers.items():
-            self.states[name] = "starting"
-            self._tasks.append(asyncio.create_task(self._serve(name, settings)))
+            self._run(name, self._serve(name, settings))
+        for name, server in list(self.waiting.items()):
+            if self.permits is not None and self.permits.allowed(server):
+                del self.waiting[name]
+                self._run(name, self._serve(name, server.settings))
+
+    def ask(self) -> None:
+        """Ask the person about each ``.mcp.json`` server still waiting, in the background;
+        one allowed starts at once."""
+        if not self._started or self._stopped.is_set():
+            return
+        for name, server in list(self.waiting.items()):
+            del self.waiting[name]
+            task = self._run(name, self._asked(server), state="asking the person")
+            self._asking.add(task)
+
+    def _run(
+        self, name: str, body: Coroutine[Any, Any, None], state: str = "starting"
+    ) -> asyncio.Task[None]:
+        self.states[name] = state
+        task = asyncio.create_task(body)
+        self._tasks.append(task)
+        return task
+
+    async def _asked(self, server: WorkspaceServer) -> None:
+        assert self.permits is not None
+        try:
+            allowed = await self.permits.ask(server)
+        except asyncio.CancelledError:
+            self.states[server.name] = WAITING
+            raise
+        # The boundary of the person's editor: whatever it did, the server does not start.
+        except Exception as exc:
+            log.warning("could not ask about the MCP server %s: %s", server.name, exc)
+            allowed = False
+        if (task := asyncio.current_task()) is not None:
+            self._asking.discard(task)
+        if not allowed:
+            self.states[server.name] = f"not allowed: {WAITING}"
+            return
+        self.states[server.name] = "starting"
+        await self._serve(server.name, server.settings)
 
     async def close(self) -> None:
         self._stopped.set()
+        for task in self._asking:
+            task.cancel()
         if not self._tasks:
             return
         _, pending = await asyncio.wait(self._tasks, timeout=CLOSE_S)

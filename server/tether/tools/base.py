@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Protocol, TypeVar, runtime_checkable
+from typing import Any, Protocol, TypeVar, runtime_checkable
 
 from pydantic import BaseModel
 
@@ -199,3 +199,9 @@ class EditsFiles(Protocol[P_contra]):
     """A tool whose call is a file edit that can be planned, and previewed, before it runs."""
 
     async def plan(self, params: P_contra, ctx: ToolContext) -> FileEdit: ...
+
+
+def reads(tool: Tool[Any]) -> bool:
+    """Whether a tool's calls only read (``reads = True`` on the tool): what a listing
+    says of it. A call decides for itself (``read_only``)."""
+    return getattr(tool, "reads", False) is True

@@ -42,6 +42,7 @@ class FsFindParams(BaseModel):
 
 class FsFind:
     name = "fs-find"
+    reads = True  # its calls only read (one outside the workspace still asks)
     description = (
         "Find files and directories by glob. Returns matching paths, one per line, relative to "
         "the workspace root, sorted as a tree; directories end with '/'. A pattern with '/' is "

@@ -30,6 +30,7 @@ class FsListParams(BaseModel):
 
 class FsList:
     name = "fs-list"
+    reads = True  # its calls only read (one outside the workspace still asks)
     description = (
         "List a directory of the workspace, recursively up to `depth` levels (default 2; 1 = "
         "direct children only). Returns one path per line, relative to the workspace root and "

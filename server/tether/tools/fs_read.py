@@ -48,6 +48,7 @@ class _Window:
 
 class FsRead:
     name = "fs-read"
+    reads = True  # its calls only read (one outside the workspace still asks)
     description = (
         "Read a text file of the workspace. Returns its lines numbered from 1, one per line as "
         "'<number><TAB><text>'. Shows the editor's unsaved text for open files. Reads up to "

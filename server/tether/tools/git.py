@@ -94,6 +94,7 @@ class NoParams(BaseModel):
 
 class GitStatus:
     name = "git-status"
+    reads = True  # its calls only read (one outside the workspace still asks)
     description = (
         "Show the workspace's git status in short form: a '## branch...upstream' line, then "
         "one line per changed path as 'XY path' (X = staged, Y = unstaged; M modified, "
@@ -153,6 +154,7 @@ def _an_argument(text: str) -> bool:
 
 class GitDiff:
     name = "git-diff"
+    reads = True  # its calls only read (one outside the workspace still asks)
     description = (
         "Show a unified diff. By default the unstaged changes (working tree against the "
         "index); `staged` shows what is staged; `rev` compares the working tree (or, with "
@@ -194,6 +196,7 @@ class GitDiff:
 
 class GitHead:
     name = "git-head"
+    reads = True  # its calls only read (one outside the workspace still asks)
     description = (
         "Show the current commit: its hash, the branch checked out (or 'detached'), and "
         "the commit's subject line."

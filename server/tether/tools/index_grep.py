@@ -41,6 +41,7 @@ class IndexGrepParams(BaseModel):
 
 class IndexGrep:
     name = "index-grep"
+    reads = True  # its calls only read (one outside the workspace still asks)
     description = (
         "Search file contents with a regular expression (ripgrep's syntax: no look-around "
         "or backreferences). Returns one 'path:line: text' per matching line, paths "

@@ -152,6 +152,7 @@ class OutlineParams(BaseModel):
 
 class Outline:
     name = "outline"
+    reads = True  # its calls only read (one outside the workspace still asks)
     description = (
         "Outline a source file: its classes, functions and methods (and structs, enums, "
         "traits, impls, interfaces, types) with their 1-based line ranges, members indented "

@@ -52,6 +52,9 @@ class ScriptedPerson:
             await asyncio.Event().wait()
         return bool(self.extend)
 
+    async def allow_server(self, name: str, shown: str) -> bool:
+        return False
+
 
 class OneProvider(Providers):
     def __init__(self, provider: Provider) -> None:

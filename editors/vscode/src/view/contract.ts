@@ -81,6 +81,10 @@ export interface Commands {
     argument: NoArgument;
     result: TaskList;
   };
+  'tether.tools': {
+    argument: NoArgument;
+    result: Tools;
+  };
   'tether.unschedule': {
     argument: TaskArgument;
     result: Unscheduled;
@@ -330,6 +334,18 @@ export interface Task {
   next_run: string;
   prompt: string;
   session?: string;
+}
+export interface Tools {
+  tools: ToolInfo[];
+}
+/**
+ * A tool the model may call: built in, or an MCP server's (``mcp:NAME``).
+ */
+export interface ToolInfo {
+  description: string;
+  name: string;
+  read_only: boolean;
+  source: string;
 }
 export interface TaskArgument {
   task: string;
