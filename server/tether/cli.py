@@ -281,17 +281,17 @@ def _through_a_server(
         return 1
     start = launch.Start(f"tether {args.command}", workspace, options, server)
     try:
-        from tether.terminal import client
+        from tether.terminal import run
     except BaseException:
         launch.stop_server(server)
         raise
     if args.command == "ask":
-        return client.ask(start, " ".join(args.prompt), args.session)
+        return run.ask(start, " ".join(args.prompt), args.session)
     extra = ("remember",) if args.command == "approve" else ("reason",)
     argument = {"session": args.session} | {
         key: getattr(args, key) for key in ("calls", *extra) if getattr(args, key)
     }
-    return client.decide(start, f"tether.{args.command}", argument)
+    return run.decide(start, f"tether.{args.command}", argument)
 
 
 def serve_lsp(tcp: str | None, level: str, allow_remote: bool = False) -> int:

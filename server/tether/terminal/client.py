@@ -22,10 +22,8 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import functools
-import io
 import logging
 import os
-import signal
 import subprocess
 import sys
 import threading
@@ -35,97 +33,27 @@ from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import IO, Any, TypeVar
 
-import attrs
-import cattrs
 from lsprotocol import types
 from pygls.exceptions import JsonRpcException, JsonRpcRequestCancelled
 from pygls.io_ import run_async
 from pygls.lsp.client import LanguageClient
-from pygls.protocol import default_converter
 
 from tether import __version__
 from tether.errors import ServerFailed
-from tether.terminal import disk_edits, launch
+from tether.terminal import disk_edits, wire
 from tether.terminal.console import EXIT_CODES, Console, plain, visible
 
 T = TypeVar("T")
-Body = Callable[["Terminal"], Awaitable[int]]
 DENY = "Deny"
 RESULT_GRACE_S = 0.5  # how long an end without its result waits for one with it
 log = logging.getLogger(__name__)
-CAPABILITIES = types.ClientCapabilities(
-    window=types.WindowClientCapabilities(
-        work_done_progress=False,  # the terminal shows its own progress
-        show_message=types.ShowMessageRequestClientCapabilities(
-            # Action items carry the call's id: a denial's reason is sent for that call.
-            message_action_item=types.ClientShowMessageActionItemOptions(
-                additional_properties_support=True
-            )
-        ),
-    ),
-    workspace=types.WorkspaceClientCapabilities(
-        apply_edit=True,
-        workspace_edit=types.WorkspaceEditClientCapabilities(
-            document_changes=True,
-            resource_operations=[types.ResourceOperationKind.Create],
-            failure_handling=types.FailureHandlingKind.Abort,
-        ),
-    ),
-)
-
-
-def ask(start: launch.Start, prompt: str, session: str | None) -> int:
-    argument = {"prompt": prompt} | ({"session": session} if session else {})
-    return _main(start, lambda terminal: terminal.follow("tether.run", argument))
-
-
-def decide(start: launch.Start, command: str, argument: dict[str, Any]) -> int:
-    """``tether approve`` / ``tether deny``: decide a parked turn's calls, and watch it go on."""
-    return _main(start, lambda terminal: terminal.follow(command, argument))
-
-
-@attrs.define
-class ActionItem(types.MessageActionItem):
-    """A dialog's action as the server sent it: with the ``call_id`` it is about (v2)."""
-
-    call_id: str | None = None
-
-
-def converter() -> cattrs.Converter:
-    """pygls's converter, keeping the ``call_id`` of the dialog's actions both ways."""
-    made: cattrs.Converter = default_converter()  # type: ignore[no-untyped-call]
-
-    def structure(value: Any, _: type) -> ActionItem:
-        call_id = value.get("call_id")
-        return ActionItem(title=value["title"], call_id=None if call_id is None else str(call_id))
-
-    def unstructure(item: ActionItem) -> dict[str, Any]:
-        return {"title": item.title} | ({} if item.call_id is None else {"call_id": item.call_id})
-
-    made.register_structure_hook(types.MessageActionItem, structure)
-    made.register_unstructure_hook(ActionItem, unstructure)
-    return made
-
-
-class PipeWriter:
-    """The server's stdin, as pygls writes to it (no waiting: the server always reads)."""
-
-    def __init__(self, transport: asyncio.WriteTransport) -> None:
-        self.transport = transport
-
-    def write(self, data: bytes) -> None:
-        if not self.transport.is_closing():
-            self.transport.write(data)
-
-    def close(self) -> None:
-        self.transport.close()
 
 
 class Terminal:
     def __init__(self, workspace: Path, debug: bool, name: str = "tether ask") -> None:
         self.workspace, self.debug, self.name = workspace, debug, name
         self.console = Console()
-        self.client = LanguageClient("tether-ask", __version__, converter_factory=converter)
+        self.client = LanguageClient("tether-ask", __version__, converter_factory=wire.converter)
         self.encoding = "utf-16"
         self.session: str | None = None  # the session whose updates are shown
         self.early: list[dict[str, Any]] = []  # updates that came before its id was known
@@ -157,9 +85,9 @@ class Terminal:
         loop = asyncio.get_running_loop()
         writing, _ = await loop.connect_write_pipe(asyncio.Protocol, server.stdin)
         self.transports.append(writing)
-        self.client.protocol.set_writer(PipeWriter(writing))
+        self.client.protocol.set_writer(wire.PipeWriter(writing))
         replies, errors = await self._reader(server.stdout), await self._reader(server.stderr)
-        self.died: asyncio.Future[int] = _exited(loop, server)
+        self.died: asyncio.Future[int] = wire.exited(loop, server)
         self.drained: asyncio.Future[None] = asyncio.ensure_future(self._drain(errors))
         reading = run_async(self.stop_reading, replies, self.client.protocol, logger=log)
         self.tasks = [asyncio.ensure_future(reading), self.drained]
@@ -177,7 +105,7 @@ class Terminal:
         await self.connect(server)
         uri = self.workspace.as_uri()
         params = types.InitializeParams(
-            capabilities=CAPABILITIES,
+            capabilities=wire.CAPABILITIES,
             process_id=os.getpid(),
             client_info=types.ClientInfo(name=self.name, version=__version__),
             root_uri=uri,
@@ -297,13 +225,13 @@ class Terminal:
         if update.get("kind") != "status" or update.get("status") not in EXIT_CODES:
             self.console.update(update)
         elif self.ended is not None and update.get("result"):
-            _settle(self.ended, update["result"])
+            wire.settle(self.ended, update["result"])
         elif self.ended is not None:
             # An end that does not carry its result (a turn cancelled before its first
             # step, a parked one given up): the result, if one follows, is better.
             said = {"error": update["detail"]} if update.get("detail") else {}
             result = {"session": self.session, "status": update["status"], **said}
-            asyncio.get_running_loop().call_later(RESULT_GRACE_S, _settle, self.ended, result)
+            asyncio.get_running_loop().call_later(RESULT_GRACE_S, wire.settle, self.ended, result)
 
     def on_message(self, params: types.ShowMessageParams | types.LogMessageParams) -> None:
         if isinstance(params, types.ShowMessageParams) or params.type <= types.MessageType.Warning:
@@ -367,77 +295,3 @@ class Terminal:
             transport.close()
         for task in self.tasks:
             task.cancel()
-
-
-def _settle(future: asyncio.Future[T], value: T) -> None:
-    if not future.done():
-        future.set_result(value)
-
-
-def _exited(
-    loop: asyncio.AbstractEventLoop, server: subprocess.Popen[bytes]
-) -> asyncio.Future[int]:
-    """A future of the server's exit code (a daemon thread waits: it never holds up exit)."""
-    exited: asyncio.Future[int] = loop.create_future()
-
-    def wait() -> None:
-        code = server.wait()
-        with contextlib.suppress(RuntimeError):  # the loop has closed: nobody waits any more
-            loop.call_soon_threadsafe(_settle, exited, code)
-
-    threading.Thread(target=wait, name="tether-server-exit", daemon=True).start()
-    return exited
-
-
-def _main(start: launch.Start, body: Body) -> int:
-    debug = bool(os.environ.get("TETHER_DEBUG"))
-    if debug:
-        logging.basicConfig(stream=sys.stderr, level=logging.INFO, format="tether ask: %(message)s")
-    else:  # pygls and asyncio would print tracebacks for what this client reports in a line
-        for name in ("pygls", "asyncio", __name__):
-            logging.getLogger(name).addHandler(logging.NullHandler())
-            logging.getLogger(name).propagate = False
-    if isinstance(sys.stdout, io.TextIOWrapper):  # an answer must not die on one odd character
-        sys.stdout.reconfigure(errors="replace")
-    try:
-        return asyncio.run(_session(start, debug, body))
-    except KeyboardInterrupt:
-        return 130
-    finally:
-        launch.stop_server(start.server)  # gone by now, unless this client failed
-
-
-async def _session(start: launch.Start, debug: bool, body: Body) -> int:
-    terminal = Terminal(start.workspace, debug, start.name)
-    loop, main = asyncio.get_running_loop(), asyncio.current_task()
-    assert main is not None
-    try:
-        loop.add_signal_handler(signal.SIGINT, terminal.interrupt, main.cancel)
-    except NotImplementedError:  # Windows
-        signal.signal(
-            signal.SIGINT, lambda *_: loop.call_soon_threadsafe(terminal.interrupt, main.cancel)
-        )
-    options = None if start.options is None else {"tether": start.options}
-    try:
-        await terminal.start(start.server, options)
-        try:
-            code = await body(terminal)
-        except JsonRpcException as exc:  # e.g. an unknown session
-            terminal.console.end_text()
-            terminal.console.note(f"tether: {exc.message}", "bad")
-            code = 1
-        await terminal.stop()
-        return code
-    except asyncio.CancelledError:  # Ctrl-C twice, or while no turn runs
-        terminal.console.end_text()
-        if terminal.session:
-            terminal.console.note(f"session: {terminal.session}", None)
-        await terminal.kill()
-        return 130
-    except ServerFailed as exc:
-        terminal.console.end_text()
-        terminal.console.note(str(exc), "bad")
-        await terminal.kill()
-        return 1
-    finally:
-        await terminal.close()

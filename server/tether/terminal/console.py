@@ -21,8 +21,6 @@ import sys
 import threading
 import unicodedata
 from collections import deque
-from datetime import datetime
-from pathlib import Path
 from typing import Any
 
 from tether.outbound import outbound
@@ -243,31 +241,6 @@ class Console:
         line = (await asyncio.shield(self.reading)).strip()
         return (line.lower() if lower else line) or None
 
-    def rules(self, listed: list[dict[str, Any]], workspace: Path) -> None:
-        """The remembered approvals, one a line, with what each covers."""
-        if not listed:
-            self.note(f"no remembered approvals in {workspace}", None)
-            return
-        for rule in listed:
-            where = f"session {rule['session']}" if rule.get("session") else "workspace"
-            line = f"{rule['id']:>4}  {rule['tool']:<8} {where:<20} {rule['match']}"
-            print(visible(line))
-        self.note("forget one with `tether forget ID`", None)
-
-    def sessions(self, listed: list[dict[str, Any]], workspace: Path) -> None:
-        """A table of sessions, newest first."""
-        if not listed:
-            self.note(f"no sessions yet in {workspace}", None)
-            return
-        rows = [("ID", "STATUS", "UPDATED", "TITLE")] + [
-            (s["id"], s["status"], _local_time(s["updated"]), re.sub(r"\s+", " ", s["title"]))
-            for s in sorted(listed, key=lambda s: str(s["updated"]), reverse=True)
-        ]
-        widths = [max(len(row[i]) for row in rows) for i in range(3)]
-        for row in rows:
-            cells = [*(cell.ljust(w) for cell, w in zip(row[:3], widths, strict=True)), row[3]]
-            print(visible("  ".join(cells)))
-
 
 class Output:
     """A command's output as it streamed: its last lines, how many, and the line that has
@@ -344,10 +317,3 @@ def _read_line_in_thread() -> asyncio.Future[str]:
     # question was taken back when the turn was cancelled) must not hold the exit up.
     threading.Thread(target=read, daemon=True).start()
     return line
-
-
-def _local_time(stamp: str) -> str:
-    try:
-        return datetime.fromisoformat(stamp).astimezone().strftime("%Y-%m-%d %H:%M")
-    except ValueError:
-        return stamp

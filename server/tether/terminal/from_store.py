@@ -14,10 +14,12 @@ judged here.
 from __future__ import annotations
 
 import asyncio
+import re
 import sqlite3
 import sys
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
+from datetime import datetime
 from pathlib import Path
 from typing import Any
 
@@ -28,7 +30,7 @@ from tether.config import CheckpointSettings, load_leniently
 from tether.errors import NothingWaiting, Refused, SessionBusy
 from tether.models import PARKED, RewindWhat
 from tether.store import Store
-from tether.terminal.console import Console
+from tether.terminal.console import Console, visible
 from tether.tools.base import NoDocuments, NoEditor
 
 
@@ -56,7 +58,7 @@ def opened(env: Mapping[str, str], options: dict[str, Any] | None) -> Iterator[S
 
 def sessions(store: Store, workspace: Path) -> int:
     listed = [as_seen(s).model_dump() for s in store.sessions.listed(workspace)]
-    Console().sessions(listed, workspace)
+    show_sessions(listed, workspace)
     return 0
 
 
@@ -66,7 +68,7 @@ def rules(store: Store, workspace: Path) -> int:
         | ({"session": r.scope_id} if r.scope == "session" else {})
         for r in store.rules.of_workspace(str(workspace))
     ]
-    Console().rules(listed, workspace)
+    show_rules(listed, workspace)
     return 0
 
 
@@ -111,3 +113,37 @@ def rewind(store: Store, workspace: Path, session: str, turn: int | None, what: 
     lines += [f"note: {note}" for note in result.notes]
     print("\n".join(lines))
     return 0
+
+
+def show_rules(listed: list[dict[str, Any]], workspace: Path) -> None:
+    """The remembered approvals, one a line, with what each covers."""
+    if not listed:
+        Console().note(f"no remembered approvals in {workspace}", None)
+        return
+    for rule in listed:
+        where = f"session {rule['session']}" if rule.get("session") else "workspace"
+        line = f"{rule['id']:>4}  {rule['tool']:<8} {where:<20} {rule['match']}"
+        print(visible(line))
+    Console().note("forget one with `tether forget ID`", None)
+
+
+def show_sessions(listed: list[dict[str, Any]], workspace: Path) -> None:
+    """A table of sessions, newest first."""
+    if not listed:
+        Console().note(f"no sessions yet in {workspace}", None)
+        return
+    rows = [("ID", "STATUS", "UPDATED", "TITLE")] + [
+        (s["id"], s["status"], _local_time(s["updated"]), re.sub(r"\s+", " ", s["title"]))
+        for s in sorted(listed, key=lambda s: str(s["updated"]), reverse=True)
+    ]
+    widths = [max(len(row[i]) for row in rows) for i in range(3)]
+    for row in rows:
+        cells = [*(cell.ljust(w) for cell, w in zip(row[:3], widths, strict=True)), row[3]]
+        print(visible("  ".join(cells)))
+
+
+def _local_time(stamp: str) -> str:
+    try:
+        return datetime.fromisoformat(stamp).astimezone().strftime("%Y-%m-%d %H:%M")
+    except ValueError:
+        return stamp

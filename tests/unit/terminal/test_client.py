@@ -10,8 +10,9 @@ from typing import Any
 import pytest
 from lsprotocol import types
 
-from tether.terminal import client
-from tether.terminal.client import ActionItem, Terminal
+from tether.terminal import client, wire
+from tether.terminal.client import Terminal
+from tether.terminal.wire import ActionItem
 
 
 def update(session: str, **fields: Any) -> dict[str, Any]:
@@ -84,7 +85,7 @@ async def test_an_end_without_its_result_waits_a_moment_for_one_with_it(
 
 
 def test_the_dialogs_call_id_is_kept_both_ways() -> None:
-    converter = client.converter()
+    converter = wire.converter()
     params = converter.structure(
         {"type": 2, "message": "run make?",
          "actions": [{"title": "Allow", "call_id": "c1"}, {"title": "Deny"}]},

@@ -7,7 +7,6 @@ import os
 import re
 import shutil
 import sys
-from pathlib import Path
 
 import pytest
 
@@ -126,22 +125,6 @@ def test_an_answer_that_did_not_stream_is_printed_whole(
 ) -> None:
     Console().outcome({"session": "s1", "status": "done", "answer": "whole"})
     assert capsys.readouterr().out == "whole\n"
-
-
-def test_sessions_table_is_newest_first(capsys: pytest.CaptureFixture[str]) -> None:
-    Console().sessions(
-        [
-            {"id": "old", "status": "done", "updated": "2026-01-01T10:00:00.000Z", "title": "a"},
-            {"id": "new", "status": "error", "updated": "2026-02-01T10:00:00.000Z",
-             "title": "two\nlines"},
-        ],
-        Path("/ws"),
-    )  # fmt: skip
-
-    header, first, second = capsys.readouterr().out.splitlines()
-    assert header.split() == ["ID", "STATUS", "UPDATED", "TITLE"]
-    assert first.startswith("new ") and first.endswith("two lines")
-    assert second.startswith("old ")
 
 
 async def test_a_question_without_a_terminal_is_left_pending(

@@ -73,3 +73,19 @@ def test_only_a_parked_or_busy_session_goes_to_a_server(store: Store, tmp_path: 
     assert undecidable(store, busy) is None  # the server says it is busy
     assert str(undecidable(store, done)) == f"session {done!r} has no calls waiting for approval"
     assert str(undecidable(store, "nope")) == "unknown session 'nope'"
+
+
+def test_sessions_table_is_newest_first(capsys: pytest.CaptureFixture[str]) -> None:
+    from_store.show_sessions(
+        [
+            {"id": "old", "status": "done", "updated": "2026-01-01T10:00:00.000Z", "title": "a"},
+            {"id": "new", "status": "error", "updated": "2026-02-01T10:00:00.000Z",
+             "title": "two\nlines"},
+        ],
+        Path("/ws"),
+    )  # fmt: skip
+
+    header, first, second = capsys.readouterr().out.splitlines()
+    assert header.split() == ["ID", "STATUS", "UPDATED", "TITLE"]
+    assert first.startswith("new ") and first.endswith("two lines")
+    assert second.startswith("old ")
