@@ -141,6 +141,10 @@ function prepare(stubUrl) {
   fs.writeFileSync(path.join(dirs.ws, 'app.py'), "x = 1\nname = 'tether'\nprint(name, x)\n");
   fs.writeFileSync(path.join(dirs.ws, 'a.py'), 'X = 1\n');
   fs.writeFileSync(path.join(dirs.ws, 'b.py'), 'Y = 1\n');
+  // A repository of its own: the clone that holds test-output/ ignores it, and a turn's
+  // checkpoint (what Rewind takes back) is a snapshot of the repository's work tree.
+  execFileSync('git', ['init', '-q', dirs.ws]);
+  fs.writeFileSync(path.join(dirs.ws, '.gitignore'), '.venv/\n');
   const pythonPath = execFileSync(python, ['-c', 'import sys; print(sys.executable)'], { encoding: 'utf8' }).trim();
   // The workspace's own tether, as `python -m venv .venv && .venv/bin/pip install tether-lsp`
   // would leave it; the extension finds it there (nothing named tether is on PATH).
@@ -620,6 +624,36 @@ async function patchThenCommand(page, frame) {
   await shot(page, '7-patch-then-command');
 }
 
+async function rewindFromChat(page, frame) {
+  // The turn before patched a.py (X = 2) and ran a command: its prompt offers Rewind.
+  await until('the Rewind button on the patching turn', () =>
+    frame.$$eval('.entry.user', (all) => all.some((e) => e.textContent.includes('Make X equal 2') && e.querySelector('button.rewind'))),
+  );
+  await frame.$$eval('.entry.user', (all) =>
+    all.find((e) => e.textContent.includes('Make X equal 2'))?.querySelector('button.rewind')?.click(),
+  );
+  const picker = await until('the quick pick asking what to take back', async () => {
+    const text = await page.$$eval('.quick-input-widget', (all) =>
+      all.filter((w) => window.getComputedStyle(w).display !== 'none').map((w) => w.innerText).join('\n'),
+    );
+    return text.includes('Files') && text.includes('Conversation') ? text : undefined;
+  });
+  log(`rewind asks: ${JSON.stringify(picker.split('\n').slice(0, 4))}`);
+  await shot(page, '7b-rewind-pick');
+  await page.keyboard.press('Enter'); // "Files", the first and the default
+  await until('a.py to be X = 1 again on disk and in the editor', async () =>
+    fs.readFileSync(path.join(dirs.ws, 'a.py'), 'utf8') === 'X = 1\n' && (await editorText(page)).includes('X = 1'),
+  );
+  const notice = await until('the rewind in the transcript', () =>
+    frame.$$eval('.entry', (all) => all.map((e) => e.textContent).find((t) => t.includes('Rewound turn') && t.includes('restored a.py'))),
+  );
+  if (await tabDirty(page)) {
+    throw new Error('a.py was left unsaved after the rewind (it had no unsaved change before)');
+  }
+  log(`rewound: ${notice}`);
+  await shot(page, '7c-rewound');
+}
+
 async function dirtyThenCommand(page, frame) {
   await openFile(page, 'b.py');
   await page.click('.editor-group-container.active .monaco-editor .view-lines');
@@ -825,6 +859,7 @@ async function main() {
       ['a command denied with tether: Deny Pending Calls', () => denyFromPalette(page, frame)],
       ['the session picker reopens a session from its history', () => reopenFromPicker(page, frame)],
       ['[patch a.py, command importing a]: the command sees the patch (saved)', () => patchThenCommand(page, frame)],
+      ['Rewind on that turn takes the patch back (a.py X = 1, saved), shown in the chat', () => rewindFromChat(page, frame)],
       ['b.py unsaved before the patch: the dialog and the result name it', () => dirtyThenCommand(page, frame)],
       ["a command's output shows live, folded after", () => liveOutput(page, frame)],
       ['the answer is rendered as Markdown, safely', () => markdownAnswer(page, frame)],
@@ -866,6 +901,6 @@ process.on('SIGINT', () => {
 main().catch((error) => {
   console.error(error);
   stopAll();
-  console.log('e2e: 0 passed, 13 failed');
+  console.log('e2e: 0 passed, 14 failed');
   process.exitCode = 1;
 });
