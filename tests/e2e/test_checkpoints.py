@@ -161,6 +161,46 @@ async def test_outside_git_patches_are_rewound_and_commands_are_said_to_stay(
     assert any("cannot be taken back" in note for note in result["notes"])
 
 
+async def test_a_patch_to_a_file_git_ignores_is_rewound(
+    start_editor: StartEditor, stub: ProviderStub, workspace: Path
+) -> None:
+    # The snapshot of the work tree leaves ignored files out: the patch's own images take
+    # them back (found by the VS Code e2e, whose workspace a repository above it ignored).
+    git_repository(workspace)
+    (workspace / ".gitignore").write_text("gen/\n")
+    (workspace / "gen").mkdir()
+    (workspace / "gen" / "out.txt").write_text("made = 1\n")
+    editor = await start_editor()
+    patch = {"path": "gen/out.txt", "edits": [{"old": "made = 1", "new": "made = 2"}]}
+    stub.script(tool_calls(("patch", patch)), text("done"))
+    editor.answers = ["Allow"]
+    session = (await editor.run("change the generated file"))["session"]
+    assert (workspace / "gen" / "out.txt").read_text() == "made = 2\n"
+    (checkpoint,) = (await editor.history(session))["checkpoints"]
+    assert checkpoint["files"] == ["gen/out.txt"]
+
+    result = await rewind(editor, session=session)
+
+    assert result["restored"] == ["gen/out.txt"] and result["conflicts"] == []
+    assert (workspace / "gen" / "out.txt").read_text() == "made = 1\n"
+
+
+async def test_a_workspace_a_repository_above_it_ignores_is_rewound(
+    start_editor: StartEditor, stub: ProviderStub, workspace: Path
+) -> None:
+    above = workspace.parent
+    git_repository(above)
+    (above / ".gitignore").write_text(f"{workspace.name}/\ntether-home/\n")
+    workspace_files(workspace)
+    editor = await start_editor()
+    session = await run_the_turn(editor, stub)
+
+    result = await rewind(editor, session=session)
+
+    assert result["restored"] == ["a.py"] and result["conflicts"] == []
+    assert (workspace / "a.py").read_text() == A_PY
+
+
 async def test_a_conversation_rewind_hides_the_turn_from_the_model(
     start_editor: StartEditor, stub: ProviderStub, workspace: Path
 ) -> None:

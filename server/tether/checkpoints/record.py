@@ -73,8 +73,11 @@ class Checkpoints:
                     self.store.checkpoints.begin(session, turn, commit, snapshot.skipped)
             else:
                 self.store.checkpoints.begin(session, turn, None, [])
-                if is_patch:
-                    await self._keep_before(session, turn, tool, params, ctx)
+            # Outside git this is the checkpoint; in git it covers a file the snapshot does
+            # not keep (ignored, as a workspace inside a repository that ignores it, or too
+            # large): a patch is always taken back.
+            if is_patch:
+                await self._keep_before(session, turn, tool, params, ctx)
             if not is_patch:
                 self.store.checkpoints.ran_command(session, turn)
         except CheckpointError as exc:
@@ -94,17 +97,23 @@ class Checkpoints:
                 )
                 changes = await asyncio.to_thread(repository.changes, begun.before, commit)
                 files = [self.shown(repository.top / c.path) for c in changes]
+                files += [f for f in self._images_after(session, turn) if f not in files]
                 self.store.checkpoints.end(session, turn, commit, files, snapshot.skipped)
                 return
-            files = []
-            for image in self.store.checkpoints.images(session, turn):
-                after = self.current(self.workspace / image.path)
-                self.store.checkpoints.keep_after(session, turn, image.path, after)
-                if after != image.before:
-                    files.append(image.path)
+            files = self._images_after(session, turn)
             self.store.checkpoints.end(session, turn, None, files, [])
         except CheckpointError as exc:
             log.warning("no checkpoint after turn %d of session %s: %s", turn, session, exc)
+
+    def _images_after(self, session: str, turn: int) -> list[str]:
+        """Keep the after-image of each file the turn's patches touched; those it changed."""
+        files = []
+        for image in self.store.checkpoints.images(session, turn):
+            after = self.current(self.workspace / image.path)
+            self.store.checkpoints.keep_after(session, turn, image.path, after)
+            if after != image.before:
+                files.append(image.path)
+        return files
 
     def listed(self, session: str) -> list[Checkpoint]:
         return [

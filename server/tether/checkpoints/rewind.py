@@ -109,15 +109,11 @@ async def _changed(
         notes.append(
             f"files larger than checkpoint.max_file_mb were not kept: {', '.join(taken.skipped)}"
         )
+    patched = _patched(checkpoints, taken)
     if taken.before is None:  # outside git: the before-images of the turn's patches
         if taken.commands:
             notes.append(NO_GIT_COMMANDS.format(n=taken.commands))
-        changed = []
-        for image in checkpoints.store.checkpoints.images(taken.session, taken.turn):
-            path = checkpoints.workspace / image.path
-            now = image.after if image.after_known else checkpoints.current(path)
-            changed.append(Changed(path, _blob(image.before), _blob(now)))
-        return changed, notes
+        return patched, notes
     repository = await checkpoints.repository()
     if repository is None:
         raise Refused("this turn's checkpoint is in a git repository that is no longer there")
@@ -128,7 +124,23 @@ async def _changed(
         found = await asyncio.to_thread(repository.changes, taken.before, ended)
     except CheckpointError as exc:
         raise Refused(f"cannot read turn {taken.turn}'s checkpoint: {exc}") from None
-    return [Changed(repository.top / c.path, c.before, c.after) for c in found], notes
+    changed = [Changed(repository.top / c.path, c.before, c.after) for c in found]
+    # A patched file the snapshots did not keep (ignored, too large) is taken back from
+    # its images; one they kept is taken back from them.
+    kept = {checkpoints.shown(c.path) for c in changed}
+    changed += [c for c in patched if checkpoints.shown(c.path) not in kept]
+    return changed, notes
+
+
+def _patched(checkpoints: Checkpoints, taken: TurnCheckpoint) -> list[Changed]:
+    """The files the turn's patches touched, from their before- and after-images (as they
+    are now where the turn never ended)."""
+    changed = []
+    for image in checkpoints.store.checkpoints.images(taken.session, taken.turn):
+        path = checkpoints.workspace / image.path
+        now = image.after if image.after_known else checkpoints.current(path)
+        changed.append(Changed(path, _blob(image.before), _blob(now)))
+    return changed
 
 
 def _blob(data: bytes | None) -> Blob | None:
