@@ -11,9 +11,10 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from tests.reliability import cancel, chaos, crash, lsp_fuzz, servers, soak, tool_fuzz
-from tests.reliability.harness import Report
+from tests.reliability.harness import Report, Wire
 
 Campaign = Callable[[int, int, Path], Coroutine[object, object, list[Report]]]
+OneWire = Callable[[int, int, Path, Wire], Coroutine[object, object, Report]]
 
 
 @dataclass(frozen=True)
@@ -22,10 +23,13 @@ class Entry:
     bounded: int  # what CI runs (a few minutes for all campaigns together)
     long: int  # what `python -m tests.reliability --long` runs
     unit: str  # what the scale counts
+    one_wire: OneWire | None = None  # the run of one wire format alone, to replay it cheaply
 
 
 CAMPAIGNS: dict[str, Entry] = {
-    "crash": Entry(crash.campaign, bounded=12, long=500, unit="kills per wire format"),
+    "crash": Entry(
+        crash.campaign, bounded=12, long=500, unit="kills per wire format", one_wire=crash.one_wire
+    ),
     "servers": Entry(servers.campaign, bounded=2, long=10, unit="rounds"),
     "lsp-fuzz": Entry(lsp_fuzz.campaign, bounded=10_000, long=100_000, unit="messages"),
     "tool-fuzz": Entry(tool_fuzz.campaign, bounded=100, long=1_000, unit="examples per tool"),

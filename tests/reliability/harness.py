@@ -13,7 +13,7 @@ import asyncio
 import json
 import random
 import sys
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -98,10 +98,17 @@ def env_for(stub: LoopbackStub, wire: Wire, home: Path) -> dict[str, str]:
 
 
 async def start(
-    workspace: Path, stub: LoopbackStub, wire: Wire, home: Path, **options: Any
+    workspace: Path,
+    stub: LoopbackStub,
+    wire: Wire,
+    home: Path,
+    environment: Mapping[str, str] | None = None,
+    **options: Any,
 ) -> Editor:
+    """A server as an editor starts it (``environment``: more variables for it)."""
     settings = {"provider": {"max_retries": 0}, **options}
-    return await launch(workspace, env_for(stub, wire, home), options={"tether": settings})
+    env = env_for(stub, wire, home) | dict(environment or {})
+    return await launch(workspace, env, options={"tether": settings})
 
 
 def server_log(editor: Editor) -> list[str]:
@@ -126,7 +133,13 @@ def server_log(editor: Editor) -> list[str]:
 
 
 def last_user_text(messages: list[dict[str, Any]]) -> str | None:
-    """The prompt, when the request ends with the person's words (not tool results)."""
+    """The newest words of the person (or the batch nudge), when the request ends with
+    them; None when it ends with tool results alone or with the model's reply.
+
+    The Anthropic wire holds strictly alternating turns, so words said after tool results,
+    or after a prompt whose turn died before any reply (a kill, a cancel, a provider
+    error), share one user turn with them: only its last text block was said now. The
+    Chat Completions wire sends each as a message of its own; both wires read alike."""
     if not messages:
         return None
     last = messages[-1]
@@ -136,8 +149,7 @@ def last_user_text(messages: list[dict[str, Any]]) -> str | None:
     if isinstance(content, str):
         return content
     texts = [b.get("text", "") for b in content or [] if b.get("type") == "text"]
-    results = [b for b in content or [] if b.get("type") == "tool_result"]
-    return None if results else " ".join(texts)
+    return texts[-1] if texts else None
 
 
 # -- the checks -------------------------------------------------------------------------

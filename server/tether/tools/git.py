@@ -29,8 +29,13 @@ _ENV = {
     "GIT_EXTERNAL_DIFF": "",
 }
 MAX_REV_CHARS = 4096  # a revision or a range of two: far past any ref name git makes
-# Plain text whatever the person's config says: no colour, no octal-quoted names.
-_CONFIG = ("-c", "color.ui=false", "-c", "core.quotepath=off", "-c", "log.showSignature=false")
+# Plain text whatever the person's config says: no colour, no octal-quoted names. And
+# git diff refreshes the stat data of files touched but unchanged in the person's index,
+# taking index.lock, whatever GIT_OPTIONAL_LOCKS says: autoRefreshIndex off stops it.
+_CONFIG = (
+    *("-c", "color.ui=false", "-c", "core.quotepath=off", "-c", "log.showSignature=false"),
+    *("-c", "diff.autoRefreshIndex=false"),
+)
 
 
 @dataclass(frozen=True)

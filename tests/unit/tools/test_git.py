@@ -65,6 +65,20 @@ async def test_diff_shows_unstaged_changes_by_default(repo: Path) -> None:
     assert "a.txt" not in staged
 
 
+@pytest.mark.parametrize("arguments", [{}, {"rev": "HEAD"}, {"path": "a.txt"}])
+async def test_a_diff_never_writes_the_persons_index(repo: Path, arguments: dict[str, str]) -> None:
+    """git diff refreshes the index's stat data of files touched but unchanged, taking
+    index.lock, whatever GIT_OPTIONAL_LOCKS says (tool-fuzz campaign, long, seed 20261201)."""
+    os.utime(repo / "a.txt", (1_000_000_000, 1_000_000_000))  # touched, the same text
+    write(repo, "src/b.txt", "changed\n")
+    index = repo / ".git" / "index"
+    before = (index.read_bytes(), index.stat().st_mtime_ns)
+    out = await call(DIFF, context(repo), **arguments)
+    assert (index.read_bytes(), index.stat().st_mtime_ns) == before
+    assert "a/a.txt" not in out  # a touch is no change
+    assert ("+changed" in out) == ("path" not in arguments)
+
+
 async def test_diff_against_a_rev_and_for_a_path(repo: Path) -> None:
     write(repo, "src/b.txt", "bee\nbuzz\n")
     ctx = context(repo)
