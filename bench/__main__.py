@@ -13,6 +13,9 @@ from bench import (
     checkpoint_row,
     dispatch_rows,
     grep_row,
+    index_rows,
+    mcp_row,
+    request_row,
     sandbox_row,
     startup_row,
     tree,
@@ -30,10 +33,13 @@ async def measure(workspace: Path, state: Path, quick: bool, detail: bool) -> li
         rows += singles
     rows.append(await dispatch_rows.overhead(workspace, state, reps))
     rows += await grep_row.rows(workspace, reps)
+    rows += await index_rows.rows(workspace, state, quick, reps)
     rows.append(await startup_row.row(workspace, state, 3 if quick else 7))
     rows.append(await turn_row.row(workspace, state, reps))
+    rows.append(await request_row.row(workspace, state, reps))
     rows.append(await sandbox_row.row(workspace, reps * 3))
     rows.append(await checkpoint_row.row(state, reps))
+    rows.append(await mcp_row.row(workspace, state, reps))
     return rows
 
 

@@ -7,7 +7,7 @@ implementations of the agent's seams: the open documents, the person, the editor
 from __future__ import annotations
 
 import logging
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -16,6 +16,7 @@ from tether.agent.dispatch import Dispatcher
 from tether.agent.schedule import Scheduler
 from tether.agent.turns import Turns
 from tether.config import Configuration
+from tether.index import WorkspaceIndex, database_path
 from tether.mcp_source import McpServers
 from tether.mcp_source.workspace import Permits, workspace_servers
 from tether.providers import Providers
@@ -37,14 +38,19 @@ def build(
     *,
     tools: Sequence[Tool[Any]] | None = None,
     providers: Providers | None = None,
+    tell: Callable[[str], None] | None = None,
 ) -> Service:
-    """The service, with the built-in tools and providers unless others are given."""
+    """The service, with the built-in tools and providers unless others are given
+    (``tell``: says something to the person, once, such as an MCP server that failed)."""
     workspace = workspace.resolve()
     store = Store(config.pin_state_dir() / "sessions.sqlite3")
     box = Toolbox(builtin_tools() if tools is None else tools)
     listed, problems = workspace_servers(workspace)
     for problem in problems:
         log.warning("%s", problem)
+    index = None
+    if config.current.tools.index:
+        index = WorkspaceIndex(workspace, database_path(config.pin_state_dir(), workspace))
     return Service(
         workspace=workspace,
         config=config,
@@ -64,5 +70,7 @@ def build(
             box,
             workspace=listed,
             permits=Permits(store.rules, str(workspace), person),
+            tell=tell,
         ),
+        index=index,
     )

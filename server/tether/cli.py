@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, NoReturn
 
 from tether import __version__, hardening
+from tether.acp import command as acp_command
 
 if TYPE_CHECKING:
     from tether.lsp.server import TetherServer
@@ -25,6 +26,8 @@ def main(argv: list[str] | None = None) -> int:
             return serve_lsp(args.tcp, args.log_level, args.allow_remote)
         except KeyboardInterrupt:  # Ctrl-C while it starts: as quiet as once it serves
             return 130
+    if args.command == "acp":
+        return acp_command.run(args)
     code = terminal(args)
     if argv is None:  # the process's own command line: nothing after this but its exit
         leave_now(code)
@@ -128,6 +131,7 @@ def parser() -> argparse.ArgumentParser:
             formatter_class=argparse.RawDescriptionHelpFormatter,
         )
     )
+    acp_command.add(sub)
 
     def at_workspace(name: str, says: str, exits: str) -> argparse.ArgumentParser:
         command = sub.add_parser(

@@ -65,6 +65,8 @@ class ProviderSettings(Section):
 class ToolsSettings(Section):
     max_concurrency: int = Field(default=8, ge=1)
     max_read_bytes: int = Field(default=100_000, ge=1_000)
+    # A trigram index of the workspace (in state_dir) that narrows index-grep once built.
+    index: bool = True
 
 
 class TurnSettings(Section):

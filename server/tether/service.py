@@ -7,7 +7,6 @@ what it was built with (``app.py``): turns, the store, the settings.
 
 from __future__ import annotations
 
-import functools
 import logging
 from collections.abc import Awaitable, Callable, Iterable, Sequence
 from dataclasses import dataclass, replace
@@ -29,6 +28,7 @@ from tether.checkpoints.record import Checkpoints
 from tether.checkpoints.rewind import rewind
 from tether.config import Configuration
 from tether.errors import ConfigError, NothingWaiting, Refused, SessionBusy
+from tether.index import Progress, WorkspaceIndex
 from tether.mcp_source import McpServers, McpTool
 from tether.models import (
     PARKED,
@@ -56,6 +56,7 @@ from tether.tools.base import (
     Editor,
     EditsFiles,
     FileEdit,
+    NoIndex,
     Tool,
     ToolContext,
     reads,
@@ -94,6 +95,7 @@ class Service:
         documents: Documents,
         editor: Editor,
         mcp: McpServers | None = None,
+        index: WorkspaceIndex | None = None,
     ) -> None:
         self.workspace = workspace
         self.config = config
@@ -108,8 +110,10 @@ class Service:
         self.documents = documents
         self.editor = editor
         self.mcp = McpServers({}, self.tools) if mcp is None else mcp
+        self.index = index  # None: searches run ripgrep over everything (tools.index off)
         self._sandbox: Sandbox | None = None
         self._specs: tuple[int, list[ToolSpec]] | None = None
+        self._prompt: tuple[int, str] | None = None  # (the toolbox's version, the prompt)
         self.checkpoints = Checkpoints(
             store, workspace, documents, lambda: self.config.current.checkpoint
         )
@@ -121,6 +125,10 @@ class Service:
         if session is None:
             return self.store.sessions.create(self.workspace, prompt)
         return self.turns.open(session).id
+
+    def name(self, session: str, prompt: str) -> None:
+        """A session made before its first prompt (ACP's ``session/new``) is titled by it."""
+        self.store.sessions.retitle(session, prompt)
 
     async def run(
         self, session: str, prompt: str, updates: Updates, ask: bool = True
@@ -221,8 +229,15 @@ class Service:
         key = settings.provider.api_key
         secrets = (key.get_secret_value(),) if key else ()
         sandbox = replace(self.sandbox(), unasked=settings.approval.commands == "sandboxed")
+        index = self.index if self.index is not None else NoIndex()
         return ToolContext(
-            self.workspace, self.documents, settings.tools, self.editor, secrets, sandbox=sandbox
+            self.workspace,
+            self.documents,
+            settings.tools,
+            self.editor,
+            secrets,
+            sandbox=sandbox,
+            index=index,
         )
 
     def sandbox(self) -> Sandbox:
@@ -235,9 +250,16 @@ class Service:
                 log.warning("commands run without a sandbox: %s", self._sandbox.cause)
         return self._sandbox
 
-    @functools.cached_property
+    @property
     def system_prompt(self) -> str:
-        return system_prompt(self.workspace, list(self.tools.values()))
+        """The system prompt, which lists the tools: built once per set of tools (an MCP
+        server's tools join it when the server has listed them)."""
+        if self._prompt is None or self._prompt[0] != self.tools.version:
+            self._prompt = (
+                self.tools.version,
+                system_prompt(self.workspace, list(self.tools.values())),
+            )
+        return self._prompt[1]
 
     @property
     def specs(self) -> list[ToolSpec]:
@@ -255,8 +277,10 @@ class Service:
 
     # -- what the editor shows ------------------------------------------------------------
 
-    def sessions(self) -> list[SessionInfo]:
-        return [as_seen(info) for info in self.store.sessions.listed(self.workspace)]
+    def sessions(self, everywhere: bool = False) -> list[SessionInfo]:
+        """This workspace's sessions, or (``everywhere``) every workspace's in the store."""
+        listed = self.store.sessions.listed(None if everywhere else self.workspace)
+        return [as_seen(info) for info in listed]
 
     def history(self, session: str) -> History:
         """The session as a person sees it: a turn a dead server left shows as the repair
@@ -394,13 +418,32 @@ class Service:
         """Start the MCP servers in the background; their tools join as they list them."""
         self.mcp.start()
 
+    def reconfigure_tool_sources(self) -> None:
+        """The settings changed: MCP servers added start, removed stop, changed restart."""
+        self.mcp.update(self.config.current.mcp.servers)
+
     def ask_for_tool_sources(self) -> None:
         """Ask the person about each server of the workspace's ``.mcp.json`` they have not
         allowed yet (in the background): only then may it start."""
         self.mcp.ask()
 
+    async def build_index(self, progress: Progress) -> None:
+        """Build the workspace index, or bring it up to date (in the background)."""
+        if self.index is not None:
+            await self.index.build(progress)
+
+    def files_changed(self, paths: Iterable[Path], following: bool = False) -> None:
+        """Files created, changed or deleted (``following``: the editor's watcher tells
+        every change from now on, so the index may answer searches)."""
+        if self.index is not None:
+            self.index.changed(paths)
+            if following:
+                self.index.follow()
+
     async def shutdown(self) -> None:
         await self.turns.shutdown()  # every call in flight is answered first
+        if self.index is not None:
+            await self.index.close()
         await self.mcp.close()
         await self.providers.aclose()
         self.store.close()

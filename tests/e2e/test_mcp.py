@@ -10,6 +10,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from lsprotocol import types
+
 from tests.e2e.conftest import Editor, StartEditor, close
 from tests.support.provider_stub import ProviderStub, text, tool_calls
 
@@ -63,6 +65,8 @@ async def test_a_trusted_servers_reads_run_together_unasked_and_answer_in_call_o
     editor = await start_editor(options=OPTIONS)
     await until_offered(editor, stub, {"mcp__sure__look", "mcp__plain__look"})
     assert {"mcp__sure__slow", "mcp__sure__broken", "fs-read"} <= offered(stub.requests[-1])
+    system = stub.requests[-1]["messages"][0]
+    assert system["role"] == "system" and "`mcp__sure__look`" in system["content"]  # listed too
 
     stub.script(
         tool_calls(("mcp__sure__look", {"what": "first"}), ("mcp__sure__look", {"what": "b"})),
@@ -85,7 +89,8 @@ async def test_tether_tools_lists_the_builtin_tools_and_each_servers_own(
     editor = await start_editor(options=OPTIONS)
     await until_offered(editor, stub, {"mcp__sure__look", "mcp__plain__look"})
 
-    listed = {t["name"]: t for t in (await editor.command("tether.tools", {}))["tools"]}
+    answer = await editor.command("tether.tools", {})
+    listed = {t["name"]: t for t in answer["tools"]}
 
     assert listed["fs-read"]["source"] == "builtin" and listed["fs-read"]["read_only"]
     assert listed["command"]["read_only"] is False
@@ -94,6 +99,10 @@ async def test_tether_tools_lists_the_builtin_tools_and_each_servers_own(
     assert plain["source"] == "mcp:plain" and not plain["read_only"]  # untrusted: it asks
     assert sure["description"].startswith("Look at something")
     assert not listed["mcp__sure__slow"]["read_only"]
+    servers = {s["name"]: s for s in answer["servers"]}  # each server's live state
+    count = sum(name.startswith("mcp__sure__") for name in listed)
+    assert servers["sure"] == {"name": "sure", "state": "running", "tools": count, "detail": ""}
+    assert servers["plain"]["state"] == "running"
 
 
 async def test_an_untrusted_servers_tools_ask_and_their_errors_are_errors(
@@ -169,3 +178,37 @@ async def test_a_workspace_mcp_json_server_starts_only_once_the_person_allowed_i
     stub.script(text("ready"))
     await editor.run("ready?")
     assert not any(name.startswith("mcp__repo__") for name in offered(stub.requests[-1]))
+
+
+async def test_changed_settings_start_stop_and_restart_servers(
+    start_editor: StartEditor, stub: ProviderStub
+) -> None:
+    editor = await start_editor()
+
+    def change(servers: dict[str, Any]) -> None:
+        settings = {"tether": {"mcp": {"servers": servers}}}
+        editor.client.workspace_did_change_configuration(
+            types.DidChangeConfigurationParams(settings=settings)
+        )
+
+    async def tools_and_servers() -> tuple[dict[str, Any], dict[str, Any]]:
+        answer = await editor.command("tether.tools", {})
+        tools = {t["name"]: t for t in answer["tools"]}
+        return tools, {s["name"]: s for s in answer["servers"]}
+
+    change({"a": server(), "b": server()})  # added: started
+    await until_offered(editor, stub, {"mcp__a__look", "mcp__b__look"})
+    tools, _ = await tools_and_servers()
+    assert not tools["mcp__b__look"]["read_only"]
+
+    change({"b": server(trusted=True)})  # a removed: stopped; b changed: restarted
+    for _ in range(200):
+        tools, servers = await tools_and_servers()
+        if "mcp__b__look" in tools and tools["mcp__b__look"]["read_only"]:
+            break
+        await asyncio.sleep(0.05)
+    assert tools["mcp__b__look"]["read_only"]  # the new trust: only a restart gives it
+    assert not any(name.startswith("mcp__a__") for name in tools) and "a" not in servers
+    stub.script(text("ready"))
+    await editor.run("ready?")
+    assert not any(name.startswith("mcp__a__") for name in offered(stub.requests[-1]))

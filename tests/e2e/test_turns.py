@@ -14,7 +14,8 @@ from tests.support.provider_stub import ProviderStub, text, tool_calls
 async def test_plain_answer_streams_and_is_kept(
     start_editor: StartEditor, stub: ProviderStub, home: Path
 ) -> None:
-    stub.script(text("Hello from the model", chunk_size=3))
+    # Pieces further apart than the server coalesces text deltas (16 ms): each is sent.
+    stub.script(text("Hello from the model", chunk_size=3, delay_s=0.05))
     editor = await start_editor()
 
     result = await editor.run("say hello")

@@ -21,7 +21,8 @@ import pytest
 from tests.e2e.conftest import server_env
 from tests.support.provider_stub import ProviderStub, text, tool_calls
 
-PLUGIN = Path(__file__).resolve().parents[2] / "editors" / "neovim"
+ROOT = Path(__file__).resolve().parents[2]
+PLUGIN = ROOT / "editors" / "neovim"
 
 
 def find_nvim() -> str:
@@ -186,6 +187,10 @@ def test_cancel_ends_a_running_command_and_the_session_goes_on(
 
 def test_checkhealth_reports_the_server_and_the_provider(scenario: Scenario) -> None:
     scenario.run("health")
+
+
+def test_checkhealth_lists_each_mcp_servers_state_and_tools(scenario: Scenario) -> None:
+    scenario.run("health_mcp", TETHER_NVIM_ROOT=str(ROOT))
 
 
 def test_the_lsp_config_serves_the_commands_without_setup(

@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 import logging
 
+from tether.agent.context_cache import ContextCache
 from tether.config import TurnSettings
 from tether.models import AssistantMessage, Message, ToolMessage, UserMessage
 from tether.providers.base import ChatRequest, Provider, TextDelta
@@ -32,6 +33,8 @@ class Compactor:
         self.provider = provider
         self.store = store
         self.settings = settings
+        # Each round's context is mostly the last one's: load only what may have changed.
+        self.loaded = ContextCache(store.transcript)
 
     def context(self, session: str) -> list[Message]:
         """What the model is sent: the latest summary, then everything after its cut, but
@@ -39,9 +42,9 @@ class Compactor:
         latest = self.store.compactions.latest(session)
         hidden = self.store.checkpoints.hidden(session)  # rewound conversations
         if latest is None:
-            return self.store.transcript.load(session, hidden=hidden)
+            return self.loaded.load(session, 0, hidden)
         summary = UserMessage(content=f"{SUMMARY_HEAD}\n\n{latest.summary}")
-        return [summary, *self.store.transcript.load(session, since=latest.upto_seq, hidden=hidden)]
+        return [summary, *self.loaded.load(session, latest.upto_seq, hidden)]
 
     def estimate(self, session: str, context: list[Message]) -> int:
         """Tokens in the context: the provider's own count when it is newer than any

@@ -13,6 +13,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, SerializationInfo, model_serializer
 
+from tether.mcp_source.servers import State
 from tether.models import RewindWhat, Scope, SessionStatus, Task
 
 
@@ -169,5 +170,15 @@ class ToolInfo(BaseModel):
     description: str
 
 
+class ServerInfo(BaseModel):
+    """An MCP server, live: where it is, and how many of its tools are in force."""
+
+    name: str
+    state: State
+    tools: int
+    detail: str  # why it failed (with its last stderr lines), or what it waits for; or ""
+
+
 class Tools(BaseModel):
     tools: list[ToolInfo]
+    servers: list[ServerInfo]  # each MCP server's live state

@@ -31,6 +31,7 @@ from tether.lsp.arguments import (
     RunArgument,
     ScheduleArgument,
     Scheduled,
+    ServerInfo,
     SessionArgument,
     Sessions,
     SessionSummary,
@@ -222,12 +223,16 @@ async def rules(ls: TetherServer, arg: NoArgument) -> Rules:
 @command("tether.tools", NoArgument)
 async def tools(ls: TetherServer, arg: NoArgument) -> Tools:
     """The tools in force now: the built-in ones, and those of the MCP servers that have
-    listed theirs."""
+    listed theirs; and each MCP server's state."""
     return Tools(
         tools=[
             ToolInfo(name=t.name, source=t.source, read_only=t.reads, description=t.description)
             for t in ls.service.tool_list()
-        ]
+        ],
+        servers=[
+            ServerInfo(name=name, state=s.state, tools=s.tools, detail=s.detail)
+            for name, s in ls.service.mcp.states.items()
+        ],
     )
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from lsprotocol import types
 
+from tether.lsp import indexing
 from tether.lsp.server import TetherServer
 from tether.lsp.updates import LspUpdates
 
@@ -18,6 +19,7 @@ def register(server: TetherServer) -> None:
     def initialized(ls: TetherServer, params: types.InitializedParams) -> None:
         ls.start_scheduler()
         ls.ask_for_tool_sources()
+        indexing.start(ls)  # in the background: the watcher, then the index
 
     @server.feature(types.WORKSPACE_DID_CHANGE_CONFIGURATION)
     def did_change_configuration(

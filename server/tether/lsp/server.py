@@ -31,7 +31,7 @@ from tether.lsp.pygls_private import (
     shutdown_answered,
 )
 from tether.lsp.updates import LspUpdates
-from tether.outbound import RedactingFilter
+from tether.outbound import RedactingFilter, outbound
 from tether.service import Service
 
 log = logging.getLogger(__name__)
@@ -107,7 +107,9 @@ class TetherServer(LanguageServer):
         workspace = _workspace_root(params)
         documents = LspDocuments(self.workspace)
         self._editor = LspEditor(self, documents)
-        self._service = app.build(self.config, workspace, documents, LspPerson(self), self._editor)
+        self._service = app.build(
+            self.config, workspace, documents, LspPerson(self), self._editor, tell=self.tell
+        )
         self._service.start_tool_sources()  # in the background: never delays `initialize`
         pruning = asyncio.ensure_future(self._service.prune_checkpoints())
         self.background.add(pruning)  # old checkpoints go at start (checkpoint.keep_days)
@@ -124,6 +126,14 @@ class TetherServer(LanguageServer):
                     type=types.MessageType.Warning, message=f"tether: {problem}"
                 )
             )
+        if self._service is not None:
+            self._service.reconfigure_tool_sources()  # MCP servers added, removed, changed
+
+    def tell(self, message: str) -> None:
+        """Something the person should know, told once by its caller (not a question)."""
+        self.window_show_message(
+            types.ShowMessageParams(type=types.MessageType.Warning, message=outbound(message))
+        )
 
     def ask_for_tool_sources(self) -> None:
         """An editor's person is asked about the workspace's `.mcp.json` servers once the
@@ -199,11 +209,12 @@ def _workspace_root(params: types.InitializeParams) -> Path:
 
 
 def create_server() -> TetherServer:
-    from tether.lsp import code_actions, commands, lifecycle
+    from tether.lsp import code_actions, commands, indexing, lifecycle
 
     quiet_answered_errors()
     server = TetherServer()
     lifecycle.register(server)
     code_actions.register(server)
     commands.register(server)
+    indexing.register(server)
     return server

@@ -16,6 +16,7 @@ from tether.agent.events import (
     ApprovalUpdate,
     OutputUpdate,
     StatusUpdate,
+    TextUpdate,
     ToolCallUpdate,
     Update,
 )
@@ -26,6 +27,9 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 UPDATE = "tether/update"
+# A reply's text deltas are sent together, one notification per this long at most: a
+# model streams a few characters at a time, and each notification costs its JSON.
+COALESCE_S = 0.016
 
 
 class LspUpdates:
@@ -38,6 +42,8 @@ class LspUpdates:
         self.announce = announce  # a scheduled turn: say aloud what waits for the person
         self.calls: dict[str, tuple[str, float]] = {}  # call id -> (tool, started)
         self.reported = 0.0  # when the progress last said a command's state
+        self._text: list[str] = []  # text deltas not sent yet
+        self._flushing: asyncio.TimerHandle | None = None
         self.running = asyncio.Event()  # the turn holds its session: it is under way
 
     async def begin(self, title: str) -> str | None:
@@ -58,6 +64,17 @@ class LspUpdates:
         return token
 
     def send(self, update: Update) -> None:
+        if isinstance(update, TextUpdate) and update.session == self.session:
+            self._text.append(update.text)
+            try:
+                loop = asyncio.get_running_loop()
+            except RuntimeError:  # no loop to flush it later (not while serving): now
+                self.flush()
+                return
+            if self._flushing is None:
+                self._flushing = loop.call_later(COALESCE_S, self.flush)
+            return
+        self.flush()  # the text before it goes first: the editor sees them in order
         self.ls.protocol.notify(UPDATE, outbound_json(update.model_dump(mode="json")))
         if isinstance(update, StatusUpdate) and update.status == "running":
             self.running.set()
@@ -78,6 +95,16 @@ class LspUpdates:
             self.command_state(update)
         elif isinstance(update, StatusUpdate) and update.status != "running":
             self.end(update.status)
+
+    def flush(self) -> None:
+        """Send the text deltas held back, as one."""
+        if self._flushing is not None:
+            self._flushing.cancel()
+            self._flushing = None
+        if self._text:
+            text, self._text = "".join(self._text), []
+            update = TextUpdate(session=self.session, text=text)
+            self.ls.protocol.notify(UPDATE, outbound_json(update.model_dump(mode="json")))
 
     def command_state(self, update: OutputUpdate) -> None:
         """A running command's elapsed time and last line, twice a second at most."""

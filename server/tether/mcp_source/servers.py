@@ -2,61 +2,74 @@
 
 A server starts in the background (a slow one never delays ``initialize``); once it has
 listed its tools they join the toolbox, and the model is offered them from the next
-request on. A server that fails to start, or ends, is logged and its tools leave the
-toolbox. ``close`` ends every server (the ``mcp`` client ends a stdio server's process
-tree). A server's stderr goes to tether's stderr, the log: never to stdout.
+request on. A server that fails to start, or ends, is restarted once; its calls in flight
+are answered with an error naming it and its last stderr lines (``connection.py``). If the
+restart fails too, it stays ``failed`` and the person is told, once. ``close`` ends every
+server (the ``mcp`` client ends a stdio server's process tree). A server's stderr goes to
+tether's log (``stderr.py``): never to stdout.
+
+Settings that change while serving (``update``) start the servers added, stop those
+removed, and restart those changed.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
-import sys
-from collections.abc import AsyncIterator, Coroutine, Mapping
-from contextlib import AbstractAsyncContextManager, asynccontextmanager
-from typing import Any
+from collections.abc import Callable, Coroutine, Mapping
+from dataclasses import dataclass, field
+from typing import Any, Literal
 
-import anyio
-import httpx2
-import mcp.types as mt
-from mcp.client.session import ClientSession
-from mcp.client.stdio import StdioServerParameters, stdio_client
-from mcp.client.streamable_http import streamable_http_client
-from mcp.shared.exceptions import MCPError
-
-from tether.config import McpHttpServer, McpStdioServer
-from tether.errors import ToolError
+from tether.config import McpStdioServer
+from tether.mcp_source.connection import (
+    ServerSettings,
+    last_words,
+    listed_tools,
+    opened,
+    reason,
+)
+from tether.mcp_source.stderr import StderrTail
 from tether.mcp_source.tool import McpTool
 from tether.mcp_source.workspace import Permits, WorkspaceServer
 from tether.tools.toolbox import Toolbox
 
 log = logging.getLogger(__name__)
-ServerSettings = McpStdioServer | McpHttpServer
 WAITING = "waits for the person to allow its .mcp.json entry"
 CLOSE_S = 5.0  # how long shutdown waits for the servers to end before leaving them
+RESTART_S = 0.2  # a pause before the one restart: a crash loop never spins
+State = Literal[
+    "not started", "waiting", "asking", "not allowed", "starting", "running", "restarting",
+    "failed", "stopped",
+]  # fmt: skip
+_Body = Callable[[asyncio.Event], Coroutine[Any, Any, None]]
 
 
-class _Connection:
-    """A running server, as its tools call it."""
+@dataclass
+class ServerState:
+    """Where one server is: its tools in force, and why it failed or what it waits for."""
 
-    def __init__(self, name: str, session: ClientSession) -> None:
-        self.name = name
-        self.session = session
+    state: State = "not started"
+    tools: int = 0
+    detail: str = ""
 
-    async def call(self, tool: str, arguments: dict[str, Any]) -> mt.CallToolResult:
-        try:
-            return await self.session.call_tool(tool, arguments)
-        except MCPError as exc:
-            raise ToolError(f"MCP server {self.name!r}: {exc}") from None
-        # The server went away before or during the call.
-        except (OSError, EOFError, anyio.ClosedResourceError, anyio.BrokenResourceError) as exc:
-            raise ToolError(f"MCP server {self.name!r} is gone: {exc}") from None
+    def __str__(self) -> str:
+        said = f"{self.state}, {self.tools} tools" if self.state == "running" else self.state
+        return f"{said}: {self.detail}" if self.detail else said
+
+
+@dataclass
+class _Task:
+    """One run of a name: asking the person, or serving; ``stop`` ends it."""
+
+    stop: asyncio.Event = field(default_factory=asyncio.Event)
+    task: asyncio.Task[None] | None = None
 
 
 class McpServers:
     """The servers of the settings, and those of the workspace's ``.mcp.json`` (``waiting``
     until the person allowed their entry: see ``workspace.py``). A name in both is the
-    settings' server."""
+    settings' server. ``tell`` says something to the person (a server that failed)."""
 
     def __init__(
         self,
@@ -64,140 +77,189 @@ class McpServers:
         toolbox: Toolbox,
         workspace: Mapping[str, WorkspaceServer] | None = None,
         permits: Permits | None = None,
+        tell: Callable[[str], None] | None = None,
     ) -> None:
         self.servers = dict(servers)
         self.toolbox = toolbox
         self.permits = permits
+        self.tell = tell
         self.waiting = {
             name: server
             for name, server in (workspace or {}).items()
             if name not in self.servers and permits is not None
         }
-        self.states: dict[str, str] = {name: "not started" for name in self.servers}
-        self.states |= {name: WAITING for name in self.waiting}
-        self._stopped = asyncio.Event()
-        self._tasks: list[asyncio.Task[None]] = []
+        self.states = {name: ServerState() for name in self.servers}
+        self.states |= {name: ServerState("waiting", detail=WAITING) for name in self.waiting}
+        self._stopped = False
+        self._runs: dict[str, _Task] = {}
+        self._leaving: list[_Task] = []  # runs of servers removed from the settings
         self._started = False
-        self._asking: set[asyncio.Task[None]] = set()  # a dialog open: shutdown takes it back
+        self._told: set[str] = set()
 
     def start(self) -> None:
         """Start every server in the background (in a running event loop): those of the
         settings, and those of ``.mcp.json`` the person allowed before."""
-        if self._started or self._stopped.is_set():
+        if self._started or self._stopped:
             return
         self._started = True
         for name, settings in self.servers.items():
-            self._run(name, self._serve(name, settings))
+            self._run(name, self._serving(name, settings))
         for name, server in list(self.waiting.items()):
             if self.permits is not None and self.permits.allowed(server):
                 del self.waiting[name]
-                self._run(name, self._serve(name, server.settings))
+                self._run(name, self._serving(name, server.settings))
 
     def ask(self) -> None:
         """Ask the person about each ``.mcp.json`` server still waiting, in the background;
         one allowed starts at once."""
-        if not self._started or self._stopped.is_set():
+        if not self._started or self._stopped:
             return
         for name, server in list(self.waiting.items()):
             del self.waiting[name]
-            task = self._run(name, self._asked(server), state="asking the person")
-            self._asking.add(task)
+            self._run(name, self._asking(server), "asking")
 
-    def _run(
-        self, name: str, body: Coroutine[Any, Any, None], state: str = "starting"
-    ) -> asyncio.Task[None]:
-        self.states[name] = state
-        task = asyncio.create_task(body)
-        self._tasks.append(task)
-        return task
+    def update(self, servers: Mapping[str, ServerSettings]) -> None:
+        """The settings changed: start the servers added, stop those removed, restart those
+        changed (each after its old run has ended)."""
+        old, self.servers = self.servers, dict(servers)
+        if not self._started or self._stopped:
+            self.states = {n: s for n, s in self.states.items() if n not in old} | {
+                name: ServerState() for name in self.servers
+            }
+            return
+        self._leaving = [run for run in self._leaving if run.task and not run.task.done()]
+        for name in old:
+            if name not in self.servers and (run := self._runs.pop(name, None)) is not None:
+                run.stop.set()
+                self._leaving.append(run)
+                self.states.pop(name, None)
+        for name, settings in self.servers.items():
+            if old.get(name) != settings:
+                self._stop(name)  # a .mcp.json server of that name gives way
+                self._told.discard(name)
+                self._run(name, self._serving(name, settings))
 
-    async def _asked(self, server: WorkspaceServer) -> None:
+    def _serving(self, name: str, settings: ServerSettings) -> _Body:
+        return lambda stop: self._serve(name, settings, stop)
+
+    def _asking(self, server: WorkspaceServer) -> _Body:
+        return lambda stop: self._asked(server, stop)
+
+    def _stop(self, name: str) -> None:
+        if (run := self._runs.get(name)) is not None:
+            run.stop.set()
+
+    def _set(self, name: str, stop: asyncio.Event, state: ServerState) -> None:
+        """Say where a server is, if this run is still the name's (a run replaced by a
+        restart, or stopped as its server left the settings, says no more)."""
+        if (run := self._runs.get(name)) is not None and run.stop is stop:
+            self.states[name] = state
+
+    def _run(self, name: str, body: _Body, state: State = "starting") -> None:
+        self.states[name] = ServerState(state)
+        before = self._runs.get(name)
+        run = self._runs[name] = _Task()
+
+        async def after_the_last() -> None:
+            if before is not None and before.task is not None:
+                # One run of a name at a time: its tools, its process.
+                with contextlib.suppress(BaseException):
+                    await asyncio.shield(before.task)
+            await body(run.stop)
+
+        run.task = asyncio.create_task(after_the_last())
+
+    async def _asked(self, server: WorkspaceServer, stop: asyncio.Event) -> None:
         assert self.permits is not None
         try:
             allowed = await self.permits.ask(server)
         except asyncio.CancelledError:
-            self.states[server.name] = WAITING
+            self._set(server.name, stop, ServerState("waiting", detail=WAITING))
             raise
         # The boundary of the person's editor: whatever it did, the server does not start.
         except Exception as exc:
             log.warning("could not ask about the MCP server %s: %s", server.name, exc)
             allowed = False
-        if (task := asyncio.current_task()) is not None:
-            self._asking.discard(task)
         if not allowed:
-            self.states[server.name] = f"not allowed: {WAITING}"
+            self._set(server.name, stop, ServerState("not allowed", detail=WAITING))
             return
-        self.states[server.name] = "starting"
-        await self._serve(server.name, server.settings)
+        self._set(server.name, stop, ServerState("starting"))
+        await self._serve(server.name, server.settings, stop)
 
     async def close(self) -> None:
-        self._stopped.set()
-        for task in self._asking:
-            task.cancel()
-        if not self._tasks:
+        self._stopped = True
+        every = [*self._runs.values(), *self._leaving]
+        runs = [run.task for run in every if run.task is not None]
+        for name, run in self._runs.items():
+            run.stop.set()
+            if run.task is not None and self.states.get(name, ServerState()).state == "asking":
+                run.task.cancel()  # a dialog open: shutdown takes it back
+        if not runs:
             return
-        _, pending = await asyncio.wait(self._tasks, timeout=CLOSE_S)
+        _, pending = await asyncio.wait(runs, timeout=CLOSE_S)
         for task in pending:
             task.cancel()
-        await asyncio.gather(*self._tasks, return_exceptions=True)
+        await asyncio.gather(*runs, return_exceptions=True)
 
-    async def _serve(self, name: str, settings: ServerSettings) -> None:
+    async def _serve(self, name: str, settings: ServerSettings, stop: asyncio.Event) -> None:
+        """Run the server until stopped; restart it once if it fails or ends."""
+        fault: str | None = ""
+        for attempt in (1, 2):
+            if not stop.is_set():
+                fault = await self._session(name, settings, stop)
+            if fault is None or stop.is_set():
+                self._set(name, stop, ServerState("stopped"))
+                return
+            if attempt == 1:
+                log.warning("MCP server %s, restarting it once: %s", name, fault)
+                self._set(name, stop, ServerState("restarting", detail=fault))
+                await asyncio.sleep(RESTART_S)
+        assert fault is not None
+        self._set(name, stop, ServerState("failed", detail=fault))
+        log.warning("MCP server %s failed: %s", name, fault)
+        if self.tell is not None and name not in self._told:
+            self._told.add(name)
+            self.tell(
+                f"tether: the MCP server {name!r} failed and was not restarted again; its "
+                f"tools are not offered. Why: {fault}"
+            )
+
+    async def _session(
+        self, name: str, settings: ServerSettings, stop: asyncio.Event
+    ) -> str | None:
+        """One run of the server: None when it was stopped, else what went wrong."""
         added: list[str] = []
+        stderr = StderrTail(name) if isinstance(settings, McpStdioServer) else None
         try:
-            async with _transport(settings) as (read, write), ClientSession(read, write) as s:
-                await s.initialize()
-                listed = await _tools(s)
-                connection = _Connection(name, s)
-                tools = [McpTool(name, settings, t, connection) for t in listed]
+            async with opened(name, settings, stderr) as run:
+                listed = await listed_tools(run.session)
+                tools = [McpTool(name, settings, t, run) for t in listed]
                 tools = [t for t in tools if settings.offers(t.spec.name)]
                 self.toolbox.add(tools)
                 added = [t.name for t in tools]
-                self.states[name] = f"running, {len(added)} tools"
+                self._set(name, stop, ServerState("running", tools=len(added)))
                 log.info("MCP server %s: %d tools", name, len(added))
-                await self._stopped.wait()
-            self.states[name] = "stopped"
+                await _first(stop, run.ended)
+                if stop.is_set():
+                    return None
+                self.toolbox.remove(added)  # at once: no new call goes to a dead server
+                added = []
+                return f"it ended; {await run.last()}"
         except asyncio.CancelledError:
-            self.states[name] = "stopped"
             raise
-        # The boundary of another program: whatever it did, it is logged, not raised.
+        # The boundary of another program: whatever it did, it is reported, not raised.
         except Exception as exc:
-            self.states[name] = f"failed: {_reason(exc)}"
-            log.warning("MCP server %s failed: %s", name, _reason(exc))
+            said = "it failed" if added else "it could not start"
+            told = await last_words(name, stderr)
+            return f"{said} ({reason(exc)}); {told}"
         finally:
             self.toolbox.remove(added)
 
 
-def _transport(settings: ServerSettings) -> AbstractAsyncContextManager[Any]:
-    if isinstance(settings, McpStdioServer):
-        params = StdioServerParameters(
-            command=settings.command, args=settings.args, env=settings.env, cwd=settings.cwd
-        )
-        return stdio_client(params, errlog=sys.stderr)
-    return _http(settings)
-
-
-@asynccontextmanager
-async def _http(settings: McpHttpServer) -> AsyncIterator[Any]:
-    timeout = httpx2.Timeout(30.0, read=settings.timeout_s + 30.0)
-    async with (
-        httpx2.AsyncClient(headers=settings.headers, timeout=timeout) as client,
-        streamable_http_client(settings.url, http_client=client) as streams,
-    ):
-        yield streams
-
-
-async def _tools(session: ClientSession) -> list[mt.Tool]:
-    listed = await session.list_tools()
-    tools = list(listed.tools)
-    while listed.next_cursor is not None:
-        params = mt.PaginatedRequestParams(cursor=listed.next_cursor)
-        listed = await session.list_tools(params=params)
-        tools.extend(listed.tools)
-    return tools
-
-
-def _reason(exc: BaseException) -> str:
-    """An exception group's first leaf, or the exception: what a person can act on."""
-    while isinstance(exc, BaseExceptionGroup) and exc.exceptions:
-        exc = exc.exceptions[0]
-    return f"{type(exc).__name__}: {exc}"
+async def _first(*events: asyncio.Event) -> None:
+    waits = [asyncio.ensure_future(event.wait()) for event in events]
+    try:
+        await asyncio.wait(waits, return_when=asyncio.FIRST_COMPLETED)
+    finally:
+        for wait in waits:
+            wait.cancel()

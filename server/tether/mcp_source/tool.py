@@ -16,6 +16,9 @@ from typing import Any, ClassVar, Protocol
 
 import jsonschema
 import mcp.types as mt
+from jsonschema.exceptions import best_match
+from jsonschema.protocols import Validator
+from jsonschema.validators import validator_for
 from pydantic import RootModel, model_validator
 
 from tether.config import McpServer
@@ -40,16 +43,19 @@ class McpArguments(RootModel[dict[str, Any]]):
     ``inputSchema`` accepts them (a subclass per tool carries its schema)."""
 
     input_schema: ClassVar[dict[str, Any]] = {"type": "object"}
+    # The schema checked once, when the tool is listed (checking it takes a millisecond
+    # or more: every call paid it); or why it is not usable.
+    validator: ClassVar[Validator | None] = None
+    invalid: ClassVar[str] = "no input schema"
 
     @model_validator(mode="after")
     def _schema(self) -> McpArguments:
-        try:
-            jsonschema.validate(self.root, self.input_schema)
-        except jsonschema.ValidationError as exc:
+        if self.validator is None:
+            raise ValueError(f"the server's input schema is invalid: {self.invalid}")
+        exc = best_match(self.validator.iter_errors(self.root))
+        if exc is not None:
             where = "/".join(str(p) for p in exc.absolute_path) or "the arguments"
-            raise ValueError(f"{where}: {exc.message}") from None
-        except jsonschema.SchemaError as exc:
-            raise ValueError(f"the server's input schema is invalid: {exc.message}") from None
+            raise ValueError(f"{where}: {exc.message}")
         return self
 
     @classmethod
@@ -59,7 +65,14 @@ class McpArguments(RootModel[dict[str, Any]]):
 
 def arguments_model(name: str, schema: dict[str, Any]) -> type[McpArguments]:
     schema = {"type": "object", "properties": {}, **schema}
-    return type(f"Arguments_{name}", (McpArguments,), {"input_schema": schema})
+    kind = validator_for(schema)
+    checked: dict[str, Any] = {"input_schema": schema}
+    try:
+        kind.check_schema(schema)
+        checked["validator"] = kind(schema)
+    except jsonschema.SchemaError as exc:
+        checked["invalid"] = exc.message
+    return type(f"Arguments_{name}", (McpArguments,), checked)
 
 
 class McpTool:

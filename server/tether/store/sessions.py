@@ -30,6 +30,13 @@ class Sessions:
         )
         return session
 
+    def retitle(self, session: str, title: str) -> None:
+        """Title an untitled session (one made before its first prompt) by ``title``."""
+        title = " ".join(title.split())[:80] or "untitled"
+        self._db.execute(
+            "UPDATE sessions SET title = ? WHERE id = ? AND title = 'untitled'", (title, session)
+        )
+
     def get(self, session: str) -> SessionInfo:
         row = self._db.execute("SELECT * FROM sessions WHERE id = ?", (session,)).fetchone()
         if row is None:

@@ -251,6 +251,16 @@ class Transcript:
         ).fetchone()
         return int(last) + 1
 
+    def first_unanswered(self, session: str, since: int = 0) -> int | None:
+        """The seq of the first reply (at ``since`` or later) with a call not answered yet;
+        None when every call is answered. Messages before it can no longer change."""
+        (seq,) = self._db.execute(
+            "SELECT MIN(message_seq) FROM tool_calls"
+            " WHERE session_id = ? AND message_seq >= ? AND status IS NULL",
+            (session, since),
+        ).fetchone()
+        return None if seq is None else int(seq)
+
     def seqs(self, session: str, role: str) -> list[int]:
         rows = self._db.execute(
             "SELECT seq FROM messages WHERE session_id = ? AND role = ? ORDER BY seq",

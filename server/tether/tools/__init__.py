@@ -11,6 +11,7 @@ from tether.tools.fs_list import FsList
 from tether.tools.fs_read import FsRead
 from tether.tools.git import GitDiff, GitHead, GitStatus
 from tether.tools.index_grep import IndexGrep
+from tether.tools.index_symbols import IndexSymbols
 from tether.tools.outline import Outline
 from tether.tools.patch import Patch
 
@@ -22,6 +23,7 @@ def builtin_tools() -> list[Tool[Any]]:
         FsList(),
         FsFind(),
         IndexGrep(),
+        IndexSymbols(),
         Outline(),
         GitStatus(),
         GitDiff(),

@@ -33,6 +33,23 @@ class Documents(Protocol):
         ...
 
 
+@runtime_checkable
+class AsksForText(Protocol):
+    """Documents whose editor is asked for each file's text (ACP's ``fs/read_text_file``):
+    it answers with its buffer where the file is open, and knows no list of open files."""
+
+    async def text_of(self, path: Path) -> str | None:
+        """The editor's text of ``path``; None when it has none (the disk decides)."""
+        ...
+
+
+async def live_text(ctx: ToolContext, path: Path) -> str | None:
+    """The editor's text of ``path`` when it has one: its open document's, or its answer."""
+    if isinstance(ctx.documents, AsksForText):
+        return await ctx.documents.text_of(path)
+    return ctx.documents.live_text(path)
+
+
 class NoDocuments:
     """No editor attached: every read goes to disk."""
 
@@ -77,6 +94,44 @@ class NoEditor:
 
 
 @dataclass(frozen=True)
+class SymbolHit:
+    """One definition the index found: where, what kind (class, function...), its name."""
+
+    path: Path
+    line: int
+    kind: str
+    name: str
+
+
+class Index(Protocol):
+    """The workspace index (``tether.index``): which files a regex can match at all, and
+    the definitions in the workspace."""
+
+    async def candidates(self, pattern: str, ignore_case: bool) -> list[Path] | None:
+        """The files that may hold a match, in no order; None when it cannot tell (still
+        building, or a pattern it cannot narrow): then every file is searched."""
+        ...
+
+    async def symbols(
+        self, query: str, kind: str | None, under: Path, live: dict[Path, str]
+    ) -> list[SymbolHit] | None:
+        """Definitions whose names match ``query`` (fuzzily), best first, in files under
+        ``under``; ``live``: open documents' text, read instead of the disk. None: the
+        index has no definitions yet."""
+        ...
+
+
+class NoIndex:
+    async def candidates(self, pattern: str, ignore_case: bool) -> list[Path] | None:
+        return None
+
+    async def symbols(
+        self, query: str, kind: str | None, under: Path, live: dict[Path, str]
+    ) -> list[SymbolHit] | None:
+        return None
+
+
+@dataclass(frozen=True)
 class ToolContext:
     workspace: Path
     documents: Documents
@@ -90,6 +145,7 @@ class ToolContext:
     # Where a running call's output goes as it comes (the editor shows it live).
     output: Callable[[str], None] = field(default=lambda text: None)
     sandbox: Sandbox = field(default_factory=Sandbox)  # where commands run (or why not)
+    index: Index = field(default_factory=NoIndex)  # narrows index-grep once it is built
 
     def resolve(self, raw: str) -> Path:
         """A model-given path, relative to the workspace or absolute, symlinks followed."""

@@ -13,7 +13,7 @@ from typing import BinaryIO
 from pydantic import BaseModel, ConfigDict, Field
 
 from tether.errors import ToolError
-from tether.tools.base import ToolContext
+from tether.tools.base import ToolContext, live_text
 from tether.tools.paths import checked, named, reads_inside, shown
 from tether.tools.text import (
     MAX_FILE_BYTES,
@@ -70,7 +70,7 @@ class FsRead:
     async def run(self, params: FsReadParams, ctx: ToolContext) -> str:
         path = checked(ctx, params.path)
         name = named(ctx, path)
-        live = ctx.documents.live_text(path)
+        live = await live_text(ctx, path)
         if live is not None:
             window = _slice(split_lines(live), params.offset, params.limit)
         else:

@@ -102,12 +102,15 @@ class Search:
         return self.glob is None or self.glob.finds(self.ctx, self.top, path)
 
 
-async def by_ripgrep(rg: str, search: Search, limit: int) -> tuple[Found, Found] | None:
-    """The matches on disk and in open documents; None when ripgrep refused the pattern."""
+async def by_ripgrep(
+    rg: str, search: Search, limit: int, files: list[bytes] | None = None
+) -> tuple[Found, Found] | None:
+    """The matches on disk and in open documents; None when ripgrep refused the pattern.
+    ``files``: only these are searched on disk (the index narrowed the search)."""
     args = ["--json", "--case-sensitive" if search.case_sensitive else "--ignore-case"]
     slots = asyncio.Semaphore(LIVE_AT_ONCE)
     live = [_live(rg, args, search, path, limit, slots) for path in sorted(search.live)]
-    disk = [] if search.top in search.live else [_disk(rg, args, search, limit)]
+    disk = [] if search.top in search.live else [_disk(rg, args, search, limit, files)]
     runs = await _together(*disk, *live)
     found = [run for run in runs if run is not None]
     if len(found) < len(runs):
@@ -115,7 +118,11 @@ async def by_ripgrep(rg: str, search: Search, limit: int) -> tuple[Found, Found]
     return (found[0] if disk else Found()), Found.merged(found[len(disk) :])
 
 
-async def _disk(rg: str, args: list[str], search: Search, limit: int) -> Found | None:
+async def _disk(
+    rg: str, args: list[str], search: Search, limit: int, files: list[bytes] | None
+) -> Found | None:
+    if files is not None:
+        return await _listed(rg, [*args, "--regexp", search.pattern], search, limit, files)
     if search.glob and (names := search.glob.name_part()) and "\\" not in names:
         # --glob would override .gitignore; a file type narrows the walk without doing so.
         args = [*args, "--type-add", f"tether:{names}", "--type", "tether"]
@@ -123,6 +130,19 @@ async def _disk(rg: str, args: list[str], search: Search, limit: int) -> Found |
     async with ripgrep.running(rg, args, search.ctx, search.top) as proc:
         if proc is None:
             return None  # ripgrep went away: search in Python
+        return await _collect(proc, limit, search.disk_name)
+
+
+async def _listed(
+    rg: str, args: list[str], search: Search, limit: int, files: list[bytes]
+) -> Found | None:
+    if not files:  # ripgrep handed no path would search its working directory: an empty
+        # text instead, so that a pattern it refuses is refused as it would be
+        async with ripgrep.searching_text(rg, args, b"", search.ctx.workspace) as proc:
+            return None if proc is None else await _collect(proc, limit, search.disk_name)
+    async with ripgrep.listed(rg, args, search.ctx.workspace, files) as proc:
+        if proc is None:
+            return None
         return await _collect(proc, limit, search.disk_name)
 
 

@@ -125,6 +125,25 @@ def excluded(root: Path, top: Path, path: Path) -> bool:
     return ignores.ignored(path, is_dir=False)
 
 
+def enters(root: Path, directory: Path) -> bool:
+    """Whether a walk of ``root`` enters ``directory`` (a real directory below it, in no
+    ignored directory, not ignored itself, not inside ``.git``)."""
+    if not directory.is_dir() or directory.is_symlink():
+        return False
+    if directory == root:
+        return True
+    if not directory.is_relative_to(root) or ".git" in directory.relative_to(root).parts:
+        return False
+    ignores = ignores_above(root, root).descend(root)
+    here = root
+    for part in directory.relative_to(root).parts:
+        here = here / part
+        if ignores.ignored(here, is_dir=True):
+            return False
+        ignores = ignores.descend(here)
+    return True
+
+
 @dataclass(frozen=True)
 class Entry:
     path: Path

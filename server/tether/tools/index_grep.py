@@ -16,6 +16,7 @@ from tether.errors import ToolError
 from tether.tools import ripgrep
 from tether.tools.base import ToolContext, quoted
 from tether.tools.grep_search import MAX_LINE_CHARS, Found, Search, by_ripgrep, in_python
+from tether.tools.narrowed import narrowed
 from tether.tools.paths import checked, named, reads_inside, shown
 
 __all__ = ["MAX_LINE_CHARS", "IndexGrep", "IndexGrepParams"]
@@ -72,7 +73,11 @@ class IndexGrep:
             ripgrep.checked_root(ctx, top)  # exists, is a directory or a regular file
         # ripgrep is handed the pattern as an argument, which cannot hold NUL: RE2 can.
         rg = self._rg() if "\0" not in params.pattern else None
-        found = await by_ripgrep(rg, search, params.max_results) if rg else None
+        found = None
+        if rg and (files := await narrowed(search)) is not None:
+            found = await by_ripgrep(rg, search, params.max_results, files)
+        if rg and found is None:
+            found = await by_ripgrep(rg, search, params.max_results)
         disk, live = found or await in_python(search, params.max_results)
         return _render(search, params, disk, live)
 

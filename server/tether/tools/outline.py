@@ -144,6 +144,20 @@ def _language(module: str, function: str) -> Language:
     return Language(getattr(importlib.import_module(module), function)())
 
 
+def grammar_of(suffix: str) -> tuple[Language, str, str] | None:
+    """The language of files ending in ``suffix``, with its grammar's module and language
+    function (the workspace index takes definitions with the same grammars)."""
+    grammar = _GRAMMARS.get(suffix.lower())
+    if grammar is None:
+        return None
+    module, function, _ = grammar
+    return _language(module, function), module, function
+
+
+def grammar_of_module(module: str, function: str) -> Language:
+    return _language(module, function)
+
+
 class OutlineParams(BaseModel):
     model_config = ConfigDict(extra="forbid")
 

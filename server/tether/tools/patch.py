@@ -15,7 +15,7 @@ from pydantic import BaseModel, ConfigDict, Field, model_validator
 from tether.errors import ToolError
 from tether.tools import textedits
 from tether.tools.atomic import write_atomically
-from tether.tools.base import FileEdit, Preview, Replacement, RuleKey, ToolContext
+from tether.tools.base import FileEdit, Preview, Replacement, RuleKey, ToolContext, live_text
 from tether.tools.paths import allow, named, needs_asking, resolve, shown
 from tether.tools.text import read_disk
 
@@ -75,7 +75,7 @@ async def plan(params: PatchParams, ctx: ToolContext) -> FileEdit:
 
 async def _current(ctx: ToolContext, path: Path) -> str | None:
     """The live text, else the disk's; None when there is no such file yet."""
-    live = ctx.documents.live_text(path)
+    live = await live_text(ctx, path)
     return live if live is not None else await asyncio.to_thread(_disk_text, ctx, path)
 
 

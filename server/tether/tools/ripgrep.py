@@ -72,6 +72,16 @@ async def running(
                 os.unlink(ignore)
 
 
+@contextlib.asynccontextmanager
+async def listed(
+    rg: str, args: Sequence[str], cwd: Path, names: Sequence[bytes]
+) -> AsyncIterator[Process | None]:
+    """ripgrep run with ``args`` on the files ``names`` (relative to ``cwd``, judged by the
+    caller), or None if it cannot start."""
+    async with _spawned(rg, (*FLAGS, *args, "--", *names), cwd) as proc:
+        yield proc
+
+
 def checked_root(ctx: ToolContext, top: Path) -> str:
     """``top`` as ripgrep is handed it: its real path, judged now (inside the workspace
     unless approved, a directory or a regular file), relative to the workspace root."""
@@ -117,7 +127,7 @@ async def _feed(proc: Process, data: bytes) -> None:
 
 @contextlib.asynccontextmanager
 async def _spawned(
-    rg: str, args: Sequence[str], cwd: Path, stdin: bool = False
+    rg: str, args: Sequence[str | bytes], cwd: Path, stdin: bool = False
 ) -> AsyncIterator[Process | None]:
     """ripgrep started; on the way out, however it is left, killed if still running."""
     try:

@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import BinaryIO
 
 from tether.errors import ToolError
-from tether.tools.base import ToolContext
+from tether.tools.base import ToolContext, live_text
 from tether.tools.paths import allow, named
 
 MAX_FILE_BYTES = 20 * 1024 * 1024
@@ -38,7 +38,7 @@ _KINDS = {
 async def load_text(ctx: ToolContext, path: Path) -> str:
     """The editor's live text when the document is open, else the file on disk (read in a
     thread, so the loop never waits on the disk)."""
-    live = ctx.documents.live_text(path)
+    live = await live_text(ctx, path)
     return live if live is not None else await asyncio.to_thread(read_disk, ctx, path)
 
 

@@ -22,9 +22,9 @@ class Toolbox(Mapping[str, Tool[Any]]):
         self.version += 1
 
     def remove(self, names: Iterable[str]) -> None:
-        for name in names:
-            self._tools.pop(name, None)
-        self.version += 1
+        removed = [self._tools.pop(name, None) for name in names]
+        if any(tool is not None for tool in removed):
+            self.version += 1
 
     def __getitem__(self, name: str) -> Tool[Any]:
         return self._tools[name]

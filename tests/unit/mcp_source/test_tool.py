@@ -146,3 +146,12 @@ def test_a_built_in_tool_keeps_its_name_and_every_change_is_counted() -> None:
     assert box["mcp__db__search"] is first and box.version == 1
     box.remove(["mcp__db__search"])
     assert len(box) == 0 and box.version == 2
+    box.remove(["mcp__db__search"])  # nothing left to remove: what the model is told stands
+    assert box.version == 2
+
+
+def test_a_tool_whose_input_schema_is_invalid_answers_each_call_with_why() -> None:
+    spec = mt.Tool(name="odd", input_schema={"type": "object", "properties": {"a": {"type": 3}}})
+    tool = McpTool("db", McpStdioServer(command="srv"), spec, Scripted())
+    with pytest.raises(ValidationError, match="the server's input schema is invalid: 3 is not"):
+        tool.params.model_validate({"a": 1})

@@ -11,6 +11,7 @@ def test_builtin_tools_are_the_contracts_tools_in_its_order() -> None:
         "fs-list",
         "fs-find",
         "index-grep",
+        "index-symbols",
         "outline",
         "git-status",
         "git-diff",

@@ -1,5 +1,6 @@
 -- :checkhealth tether: the server command, its version, what `tether doctor` finds (the
--- settings and the command sandbox's probe), the provider reachable.
+-- settings and the command sandbox's probe), each MCP server's live state and tool count
+-- (asked of the running server), the provider reachable.
 local M = {}
 
 local health = vim.health
@@ -166,6 +167,57 @@ local function doctor(found, chosen, root)
   end
 end
 
+--- How to report one MCP server's live state: a health function and its advice.
+local function judge_server(server)
+  if server.state == "running" then
+    return health.ok
+  elseif server.state == "failed" then
+    return health.error,
+      {
+        "its last stderr lines are above (and in :LspLog); fix its command or settings",
+        "a change to settings.mcp.servers restarts it; so does restarting tether",
+      }
+  elseif server.state == "waiting" or server.state == "not allowed" then
+    return health.warn,
+      { "a server of the workspace's .mcp.json starts once you allow its entry (:LspRestart)" }
+  end
+  return health.info
+end
+
+--- Each MCP server's live state, asked of the running server (`tether.tools`).
+local function mcp_servers(client)
+  health.start("tether: MCP servers")
+  if not client then
+    health.info("the server is not running: each MCP server's state shows once it runs")
+    return
+  end
+  local params = { command = "tether.tools", arguments = { vim.empty_dict() } }
+  local response, err
+  if vim.fn.has("nvim-0.11") == 1 then
+    response, err = client:request_sync("workspace/executeCommand", params, 5000)
+  else
+    local request_sync = client.request_sync ---@diagnostic disable-line
+    response, err = request_sync("workspace/executeCommand", params, 5000)
+  end
+  local servers = response and response.result and response.result.servers
+  if type(servers) ~= "table" then
+    local why = err or (response and response.err and response.err.message) or "no answer"
+    health.warn("`tether.tools` did not answer: " .. tostring(why))
+    return
+  end
+  if #servers == 0 then
+    health.info("none configured (settings.mcp.servers, or the workspace's .mcp.json)")
+  end
+  for _, server in ipairs(servers) do
+    local line = ("%s: %s, %d tools"):format(server.name, server.state, server.tools)
+    if server.detail ~= "" then
+      line = line .. ": " .. server.detail:gsub("\n", " / ") -- a report line is one line
+    end
+    local report, advice = judge_server(server)
+    report(line, advice)
+  end
+end
+
 local HOW = {
   explicit = "as configured",
   PATH = "`tether` on PATH",
@@ -218,6 +270,7 @@ function M.check()
   )
 
   doctor(found, chosen, root)
+  mcp_servers(client)
 
   health.start("tether: provider")
   local url = provider_url(chosen)

@@ -336,7 +336,26 @@ export interface Task {
   session?: string;
 }
 export interface Tools {
+  servers: ServerInfo[];
   tools: ToolInfo[];
+}
+/**
+ * An MCP server, live: where it is, and how many of its tools are in force.
+ */
+export interface ServerInfo {
+  detail: string;
+  name: string;
+  state:
+    | 'not started'
+    | 'waiting'
+    | 'asking'
+    | 'not allowed'
+    | 'starting'
+    | 'running'
+    | 'restarting'
+    | 'failed'
+    | 'stopped';
+  tools: number;
 }
 /**
  * A tool the model may call: built in, or an MCP server's (``mcp:NAME``).

@@ -1,0 +1,85 @@
+"""One ``Service`` per workspace an ACP client names (a session's ``cwd``), each built by
+the composition root with the ACP seams; one store for all (and for the LSP front: the
+same settings give the same ``state_dir``)."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from pathlib import Path
+
+from tether import app
+from tether.acp.files import AcpDocuments, AcpEditor
+from tether.acp.link import Link
+from tether.acp.person import AcpPerson
+from tether.acp.updates import AcpUpdates
+from tether.config import Configuration
+from tether.errors import NotFound, Refused
+from tether.service import Service
+
+log = logging.getLogger(__name__)
+
+
+class Workspaces:
+    def __init__(self, config: Configuration, link: Link) -> None:
+        self.config = config
+        self.link = link
+        self.services: dict[Path, Service] = {}
+        self.sessions: dict[str, Service] = {}  # sessions this client created or loaded
+        self.people: dict[Path, AcpPerson] = {}  # each workspace's person seam
+        self.background: set[asyncio.Task[None]] = set()
+
+    def at(self, cwd: str) -> Service:
+        """The service of the workspace ``cwd`` names: an existing absolute directory."""
+        path = Path(cwd)
+        if "\0" in cwd or not path.is_absolute():
+            raise Refused(f"cwd must be an absolute path, not {cwd[:200]!r}")
+        try:
+            workspace = path.resolve(strict=True)
+        except (OSError, RuntimeError):
+            raise Refused(f"cwd {cwd[:200]!r} is no directory tether can open") from None
+        if not workspace.is_dir():
+            raise Refused(f"cwd {cwd[:200]!r} is not a directory")
+        if (service := self.services.get(workspace)) is None:
+            service = self.services[workspace] = self._build(workspace)
+        return service
+
+    def _build(self, workspace: Path) -> Service:
+        documents, person = AcpDocuments(self.link), AcpPerson(self.link)
+        service = app.build(
+            self.config, workspace, documents, person, AcpEditor(self.link, documents)
+        )
+        person.planned = service.planned_edit
+        self.people[service.workspace] = person
+        service.start_tool_sources()  # in the background
+        pruning = asyncio.get_running_loop().create_task(service.prune_checkpoints())
+        self.background.add(pruning)
+        pruning.add_done_callback(self.background.discard)
+        log.info("tether serving %s over ACP", workspace)
+        return service
+
+    def anywhere(self) -> Service:
+        """A service to read the one store by: any workspace's, else the directory this
+        process was started in."""
+        return next(iter(self.services.values()), None) or self.at(str(Path.cwd()))
+
+    def of(self, session: str) -> Service:
+        if (service := self.sessions.get(session)) is None:
+            raise NotFound(
+                f"unknown session {session[:200]!r}: send session/load or session/resume first"
+            )
+        return service
+
+    def joined(self, session: str, service: Service) -> AcpUpdates:
+        """The session is this client's now: its updates sink."""
+        self.sessions[session] = service
+        sink = self.link.sinks.get(session)
+        if sink is None:
+            sink = self.link.sinks[session] = AcpUpdates(self.link, session, service.workspace)
+        return sink
+
+    async def shutdown(self) -> None:
+        """Every turn ends, each answering its calls, then every store closes."""
+        for service in self.services.values():
+            await service.shutdown()
+        await asyncio.gather(*self.background, return_exceptions=True)

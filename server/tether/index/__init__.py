@@ -1,0 +1,6 @@
+"""The workspace index: a persistent trigram index of the workspace's files (SQLite FTS5),
+that narrows ``index-grep`` to the files that can match; see ``workspace``."""
+
+from tether.index.workspace import NoProgress, Progress, WorkspaceIndex, database_path
+
+__all__ = ["NoProgress", "Progress", "WorkspaceIndex", "database_path"]

@@ -1,0 +1,208 @@
+"""The index on disk: one SQLite database per workspace, an FTS5 table of trigrams.
+
+``grams`` is a contentless FTS5 table with the ``trigram`` tokenizer and ``detail=none``:
+it keeps, for each trigram, only which documents hold it (the smallest form, and all a
+candidate search needs; the text itself is read from the disk when it is searched).
+``files`` maps each file (its workspace-relative path, as bytes: a name need not be
+UTF-8) to its document, with the size and mtime it had when it was read, and its kind.
+
+A contentless table cannot delete a document without its old text, so a file that
+changes gets a new document and its old one is left behind, unreachable (no file names
+it); ``garbage`` counts those, and the index is rebuilt when they outnumber the live ones.
+Document ids are never reused (``next_doc``), so a dead document can never come back.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Literal
+
+from tether.index.symbols import Definition
+
+SCHEMA = 2
+# text: indexed; binary: a NUL in its first 8 KB (ripgrep prints nothing of it); late: a
+# NUL further on (ripgrep prints what it met before it: left to ripgrep's own walk);
+# wide: UTF-16 with a BOM (ripgrep decodes it) and big: past the size cap, both searched
+# whatever the pattern (as is a late file past the cap: a file without a document).
+Kind = Literal["text", "binary", "late", "wide", "big"]
+
+_TABLES = """
+CREATE TABLE IF NOT EXISTS files(
+    path BLOB PRIMARY KEY, doc INTEGER, mtime_ns INTEGER, size INTEGER, kind TEXT,
+    parsed INTEGER NOT NULL DEFAULT 0
+) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS symbols(path BLOB, name TEXT, kind TEXT, line INTEGER);
+CREATE INDEX IF NOT EXISTS symbols_path ON symbols(path);
+CREATE INDEX IF NOT EXISTS files_doc ON files(doc);
+CREATE TABLE IF NOT EXISTS meta(key TEXT PRIMARY KEY, value TEXT) WITHOUT ROWID;
+CREATE VIRTUAL TABLE IF NOT EXISTS grams USING fts5(
+    body, tokenize='trigram', content='', detail='none'
+);
+"""
+
+
+@dataclass(frozen=True)
+class Seen:
+    """One file as it was read: what the index keeps of it."""
+
+    rel: bytes  # workspace-relative, "/"-separated
+    mtime_ns: int
+    size: int
+    kind: Kind
+    text: str | None  # for a "text" or "late" file: what its trigrams are taken from
+
+
+class Database:
+    """The index of one workspace. Not thread-safe: its owner serialises calls."""
+
+    def __init__(self, path: Path) -> None:
+        path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+        self.path = path
+        self.db = sqlite3.connect(path, check_same_thread=False, isolation_level=None)
+        self.db.execute("PRAGMA journal_mode=WAL")
+        self.db.execute("PRAGMA synchronous=NORMAL")
+        if self._meta("schema") not in (None, str(SCHEMA)):
+            self.clear()
+        self.db.executescript(_TABLES)
+        self._set("schema", str(SCHEMA))
+
+    def close(self) -> None:
+        self.db.close()
+
+    def clear(self) -> None:
+        """Start again from nothing (a new schema, or too much garbage)."""
+        self.db.executescript(
+            "DROP TABLE IF EXISTS files; DROP TABLE IF EXISTS grams; DROP TABLE IF EXISTS meta;"
+            "DROP TABLE IF EXISTS symbols;"
+        )
+        self.db.executescript(_TABLES)
+
+    def known(self) -> dict[bytes, tuple[int, int]]:
+        """Every file in the index, with the mtime and size it had when it was read."""
+        rows = self.db.execute("SELECT path, mtime_ns, size FROM files")
+        return {bytes(path): (mtime, size) for path, mtime, size in rows}
+
+    def put(self, seen: Sequence[Seen], gone: Iterable[bytes] = ()) -> None:
+        """Record files read (replacing what was known of them) and drop files gone, in one
+        transaction: a crash leaves the index as it was before or after, never between."""
+        with self._transaction():
+            next_doc = int(self._meta("next_doc") or 1)
+            dead = 0
+            for rel in gone:
+                dead += self._forget(rel)
+            for file in seen:
+                dead += self._forget(file.rel)
+                doc = None
+                if file.text is not None:
+                    doc, next_doc = next_doc, next_doc + 1
+                    self.db.execute(
+                        "INSERT INTO grams(rowid, body) VALUES (?, ?)", (doc, file.text)
+                    )
+                self.db.execute(
+                    "INSERT INTO files VALUES (?, ?, ?, ?, ?, 0)",
+                    (file.rel, doc, file.mtime_ns, file.size, file.kind),
+                )
+            self._set("next_doc", str(next_doc))
+            if dead:
+                self._set("garbage", str(self.garbage() + dead))
+
+    def _forget(self, rel: bytes) -> int:
+        """Drop a file's row; 1 when that leaves a document behind."""
+        self.db.execute("DELETE FROM symbols WHERE path = ?", (rel,))
+        row = self.db.execute("DELETE FROM files WHERE path = ? RETURNING doc", (rel,)).fetchone()
+        return 1 if row is not None and row[0] is not None else 0
+
+    def matching(self, branches: list[list[str]]) -> list[tuple[bytes, Kind]]:
+        """Files whose text holds every trigram of some branch, and those searched always."""
+        query = " OR ".join(
+            "(" + " AND ".join('"' + gram.replace('"', '""') + '"' for gram in branch) + ")"
+            for branch in branches
+        )
+        rows = self.db.execute(
+            "SELECT f.path, f.kind FROM grams JOIN files AS f ON f.doc = grams.rowid "
+            "WHERE grams MATCH ?",
+            (query,),
+        ).fetchall()
+        rows += self.db.execute(
+            "SELECT path, kind FROM files WHERE doc IS NULL AND kind != 'binary'"
+        ).fetchall()
+        return [(bytes(path), kind) for path, kind in rows]
+
+    def unparsed(self, limit: int) -> list[bytes]:
+        """Text files whose definitions have not been taken yet."""
+        rows = self.db.execute(
+            "SELECT path FROM files WHERE parsed = 0 AND kind = 'text' LIMIT ?", (limit,)
+        )
+        return [bytes(path) for (path,) in rows]
+
+    def put_definitions(self, found: Sequence[tuple[bytes, Sequence[Definition]]]) -> None:
+        """Record files' definitions (replacing what was known of them), in one transaction."""
+        with self._transaction():
+            for rel, definitions in found:
+                self.db.execute("DELETE FROM symbols WHERE path = ?", (rel,))
+                self.db.executemany(
+                    "INSERT INTO symbols VALUES (?, ?, ?, ?)",
+                    [(rel, d.name, d.kind, d.line) for d in definitions],
+                )
+                self.db.execute("UPDATE files SET parsed = 1 WHERE path = ?", (rel,))
+
+    def symbols(
+        self, like: str, kind: str | None, under: bytes | None, limit: int
+    ) -> list[tuple[bytes, str, str, int]]:
+        """Definitions whose name is LIKE ``like`` (ASCII case ignored), of ``kind``, in
+        the file ``under`` or the files below it: at most ``limit``."""
+        sql = "SELECT path, name, kind, line FROM symbols WHERE name LIKE ? ESCAPE '\\'"
+        args: list[object] = [like]
+        if kind is not None:
+            sql += " AND kind = ?"
+            args.append(kind)
+        if under is not None:  # the file itself, or the files below the directory
+            sql += " AND (path = ? OR (path >= ? AND path < ?))"
+            args += [under, under + b"/", under + b"0"]
+        rows = self.db.execute(sql + " LIMIT ?", [*args, limit])
+        return [(bytes(path), name, kind_, line) for path, name, kind_, line in rows]
+
+    def below(self, rel: bytes) -> list[bytes]:
+        """The files the index holds under the directory ``rel``."""
+        low, high = rel + b"/", rel + b"0"  # "0" sorts right after "/"
+        rows = self.db.execute("SELECT path FROM files WHERE path >= ? AND path < ?", (low, high))
+        return [bytes(path) for (path,) in rows]
+
+    def count(self) -> int:
+        return int(self.db.execute("SELECT count(*) FROM files").fetchone()[0])
+
+    def garbage(self) -> int:
+        return int(self._meta("garbage") or 0)
+
+    def meta(self, key: str) -> str | None:
+        return self._meta(key)
+
+    def set_meta(self, key: str, value: str) -> None:
+        self._set(key, value)
+
+    def _meta(self, key: str) -> str | None:
+        try:
+            row = self.db.execute("SELECT value FROM meta WHERE key = ?", (key,)).fetchone()
+        except sqlite3.OperationalError:  # no table yet
+            return None
+        return None if row is None else str(row[0])
+
+    def _set(self, key: str, value: str) -> None:
+        self.db.execute("INSERT OR REPLACE INTO meta VALUES (?, ?)", (key, value))
+
+    def _transaction(self) -> _Transaction:
+        return _Transaction(self.db)
+
+
+class _Transaction:
+    def __init__(self, db: sqlite3.Connection) -> None:
+        self.db = db
+
+    def __enter__(self) -> None:
+        self.db.execute("BEGIN IMMEDIATE")
+
+    def __exit__(self, kind: object, *rest: object) -> None:
+        self.db.execute("COMMIT" if kind is None else "ROLLBACK")

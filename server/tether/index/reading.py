@@ -1,0 +1,97 @@
+"""Which files the index holds, and what it keeps of each: the walk the tools use, and one
+read of each file that classifies it as ripgrep would treat it.
+
+The files are exactly those ``tools.ignore.walk_files`` yields for the workspace (the
+reference for "a file of the workspace": .gitignore'd files, ``.git/`` and symbolic
+links left out). A file is read once, through the same non-blocking open of a regular
+file the tools use, and kept as its trigrams ("text") or as a kind that says how a
+search must treat it (see ``database.Kind``).
+"""
+
+from __future__ import annotations
+
+import os
+import stat
+from collections.abc import Iterator
+from pathlib import Path
+from typing import BinaryIO
+
+from tether.errors import ToolError
+from tether.index.database import Kind, Seen
+from tether.tools.ignore import excluded, walk_files
+from tether.tools.text import SNIFF_BYTES, open_regular
+
+MAX_INDEXED_BYTES = 2 * 2**20  # larger files are searched whole, every time
+_CHUNK = 2**20
+_WIDE_BOMS = (b"\xff\xfe", b"\xfe\xff")
+
+
+def relative(root: Path, path: Path) -> bytes:
+    return os.fsencode(path.relative_to(root).as_posix())
+
+
+def absolute(root: Path, rel: bytes) -> Path:
+    return root / os.fsdecode(rel)
+
+
+def workspace_files(root: Path) -> Iterator[Path]:
+    """Every file the index should hold."""
+    return walk_files(root, root)
+
+
+def belongs(root: Path, path: Path) -> bool:
+    """Whether ``path`` (named by a change notice) is a file the walk would yield."""
+    if path == root or not path.is_relative_to(root):
+        return False
+    try:
+        mode = os.lstat(path).st_mode
+    except OSError:
+        return False
+    return stat.S_ISREG(mode) and not excluded(root, root, path)
+
+
+def stamp(path: Path) -> tuple[int, int] | None:
+    """A file's mtime and size as its directory entry says; None if it is no regular file."""
+    try:
+        status = os.lstat(path)
+    except OSError:
+        return None
+    return (status.st_mtime_ns, status.st_size) if stat.S_ISREG(status.st_mode) else None
+
+
+def examine(root: Path, path: Path, cap: int = MAX_INDEXED_BYTES) -> Seen | None:
+    """The file read and classified; None when it is gone or is no regular file."""
+    try:
+        stream = open_regular(path, path.name)
+    except ToolError:
+        return None
+    with stream:
+        try:
+            status = os.fstat(stream.fileno())
+            data = stream.read(cap + 1)
+            kind = _kind(data)
+            if len(data) > cap and kind == "text":
+                kind = _rest(stream)
+        except OSError:
+            return None
+    whole = len(data) <= cap
+    text = data.decode(errors="replace") if whole and kind in ("text", "late") else None
+    return Seen(relative(root, path), status.st_mtime_ns, status.st_size, kind, text)
+
+
+def _kind(data: bytes) -> Kind:
+    if data.startswith(_WIDE_BOMS):
+        return "wide"
+    nul = data.find(b"\0")
+    if 0 <= nul < SNIFF_BYTES:
+        return "binary"
+    return "late" if nul >= 0 else "text"
+
+
+def _rest(stream: BinaryIO) -> Kind:
+    """A file past the cap: "big", unless a NUL further on makes it "late" (and then it
+    is searched whatever the pattern: its trigrams are not all known)."""
+    while chunk := stream.read(_CHUNK):
+        if b"\0" in chunk:
+            return "late"
+    return "big"

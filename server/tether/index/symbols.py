@@ -1,0 +1,111 @@
+"""A file's definitions, by the tree-sitter tag queries its grammar ships (``tags.scm``).
+
+The grammars are the ones ``outline`` parses with; the queries are their own, so what
+counts as a definition is what tree-sitter's tagging says: each ``@definition.KIND``
+with its ``@name``. TypeScript's tags add to JavaScript's. References are not kept.
+"""
+
+from __future__ import annotations
+
+import importlib
+import os
+from dataclasses import dataclass
+from functools import cache
+
+from tree_sitter import Parser, Query, QueryCursor
+
+from tether.tools.outline import grammar_of, grammar_of_module
+
+MAX_NAME = 200  # a longer "name" is a parse gone wrong: not kept
+# grammar module -> the modules whose TAGS_QUERY (or queries/tags.scm) apply, in order
+_QUERIES = {
+    "tree_sitter_python": ("tree_sitter_python",),
+    "tree_sitter_javascript": ("tree_sitter_javascript",),
+    "tree_sitter_typescript": ("tree_sitter_javascript", "tree_sitter_typescript"),
+    "tree_sitter_go": ("tree_sitter_go",),
+    "tree_sitter_rust": ("tree_sitter_rust",),
+}
+
+
+@dataclass(frozen=True)
+class Definition:
+    name: str
+    kind: str  # class, function, method, constant, type, interface, module, macro...
+    line: int  # 1-based
+
+
+def supported(name: str) -> bool:
+    """Whether a file of this name has a grammar and a tag query."""
+    return grammar_of(os.path.splitext(name)[1]) is not None
+
+
+def definitions(text: str, suffix: str) -> list[Definition]:
+    """The definitions in ``text``, a file ending in ``suffix``; none for another language."""
+    grammar = grammar_of(suffix)
+    if grammar is None:
+        return []
+    language, module, function = grammar
+    query = _query(module, function)
+    tree = Parser(language).parse(text.encode(errors="surrogatepass"))
+    found: list[Definition] = []
+    seen: set[tuple[str, int]] = set()
+    for _, captures in QueryCursor(query).matches(tree.root_node):
+        kinds = [
+            key.removeprefix("definition.") for key in captures if key.startswith("definition.")
+        ]
+        names = captures.get("name")
+        if not kinds or not names or names[0].text is None:
+            continue
+        name = names[0].text.decode(errors="replace")
+        line = names[0].start_point.row + 1
+        if 0 < len(name) <= MAX_NAME and "\n" not in name and (name, line) not in seen:
+            seen.add((name, line))  # one definition matched twice (a Rust method) once
+            found.append(Definition(name, kinds[0], line))
+    return found
+
+
+@cache
+def _query(module: str, function: str) -> Query:
+    grammar = grammar_of_module(module, function)
+    return Query(grammar, "\n".join(_tags(name) for name in _QUERIES[module]))
+
+
+def _tags(module: str) -> str:
+    imported = importlib.import_module(module)
+    query = getattr(imported, "TAGS_QUERY", None)
+    if isinstance(query, str):
+        return query
+    path = os.path.join(os.path.dirname(imported.__file__ or ""), "queries", "tags.scm")
+    with open(path, encoding="utf-8") as file:
+        return file.read()
+
+
+def like(query: str) -> str:
+    """A LIKE pattern (escaped with backslash) that holds ``query`` as a subsequence."""
+    escaped = [("\\" + char) if char in "%_\\" else char for char in query]
+    return "%" + "%".join(escaped) + "%"
+
+
+def rank(query: str, name: str) -> tuple[int, int, str] | None:
+    """How well ``name`` matches ``query`` (lower sorts first): the exact name, then one in
+    another case, a prefix, a substring, the letters in order; shorter names first. None:
+    no match."""
+    folded, wanted = name.lower(), query.lower()
+    if name == query:
+        tier = 0
+    elif folded == wanted:
+        tier = 1
+    elif folded.startswith(wanted):
+        tier = 2
+    elif wanted in folded:
+        tier = 3
+    elif _in_order(wanted, folded):
+        tier = 4
+    else:
+        return None
+    return tier, len(name), name
+
+
+def _in_order(wanted: str, folded: str) -> bool:
+    letters = iter(folded)
+    return all(char in letters for char in wanted)

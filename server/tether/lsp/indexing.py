@@ -1,0 +1,128 @@
+"""The workspace index over LSP: built in the background after ``initialized`` with a
+``$/progress``, and kept fresh by the editor's file watcher (registered dynamically:
+``workspace/didChangeWatchedFiles``) and its saves.
+
+The index is built, and answers searches, only where the watcher is registered: without
+it a change made outside the editor would go unseen, and searches run ripgrep over
+everything.
+Servers behind ``tether ask`` and the other terminal commands live for one request and
+build no index.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import os
+import uuid
+from collections.abc import Iterable
+from pathlib import Path
+
+from lsprotocol import types
+from pygls.exceptions import JsonRpcException
+from pygls.uris import to_fs_path
+
+from tether.errors import Refused
+from tether.index import NoProgress, Progress
+from tether.lsp.server import TetherServer
+
+log = logging.getLogger(__name__)
+WATCH_ID = "tether-index-watch"
+
+
+class LspProgress:
+    """The build's ``$/progress``, on a token the client created."""
+
+    def __init__(self, ls: TetherServer, token: str) -> None:
+        self.ls, self.token = ls, token
+
+    def begin(self, title: str) -> None:
+        self.ls.work_done_progress.begin(
+            self.token, types.WorkDoneProgressBegin(title=title, percentage=0)
+        )
+
+    def report(self, message: str, percentage: int) -> None:
+        self.ls.work_done_progress.report(
+            self.token, types.WorkDoneProgressReport(message=message, percentage=percentage)
+        )
+
+    def end(self, message: str) -> None:
+        self.ls.work_done_progress.end(self.token, types.WorkDoneProgressEnd(message=message))
+
+
+def register(server: TetherServer) -> None:
+    @server.feature(types.WORKSPACE_DID_CHANGE_WATCHED_FILES)
+    def watched(ls: TetherServer, params: types.DidChangeWatchedFilesParams) -> None:
+        ls.service.files_changed(_paths(change.uri for change in params.changes))
+
+    @server.feature(types.TEXT_DOCUMENT_DID_SAVE)
+    def saved(ls: TetherServer, params: types.DidSaveTextDocumentParams) -> None:
+        ls.service.files_changed(_paths([params.text_document.uri]))
+
+
+def start(ls: TetherServer) -> None:
+    """Watch the files and build the index, in the background."""
+    try:
+        index = ls.service.index
+    except Refused:
+        return
+    if ls.terminal_client or index is None:
+        return
+    task = asyncio.ensure_future(_start(ls))
+    ls.background.add(task)
+    task.add_done_callback(ls.background.discard)
+
+
+async def _start(ls: TetherServer) -> None:
+    # Watch before the walk: no change may fall between the two. Without a watcher the
+    # index could not be trusted, so it is not built at all (no work for nothing).
+    if not await _watch(ls):
+        return
+    await ls.service.build_index(await _progress(ls))
+    ls.service.files_changed([], following=True)
+
+
+async def _watch(ls: TetherServer) -> bool:
+    capabilities = ls.client_capabilities.workspace
+    watching = capabilities.did_change_watched_files if capabilities else None
+    if not (watching and watching.dynamic_registration):
+        log.info("the client cannot watch files for tether: searches run ripgrep")
+        return False
+    options = types.DidChangeWatchedFilesRegistrationOptions(
+        watchers=[types.FileSystemWatcher(glob_pattern="**/*")]
+    )
+    registration = types.Registration(
+        id=WATCH_ID, method=types.WORKSPACE_DID_CHANGE_WATCHED_FILES, register_options=options
+    )
+    try:
+        await ls.client_register_capability_async(
+            types.RegistrationParams(registrations=[registration])
+        )
+    except JsonRpcException as exc:
+        log.info("the client refused to watch files for tether: %s", exc)
+        return False
+    return True
+
+
+async def _progress(ls: TetherServer) -> Progress:
+    capabilities = ls.client_capabilities.window
+    if not (capabilities and capabilities.work_done_progress):
+        return NoProgress()
+    token = f"tether-index-{uuid.uuid4().hex[:8]}"
+    try:
+        await ls.work_done_progress.create_async(token)
+    except JsonRpcException as exc:
+        log.info("client refused a progress token: %s", exc)
+        return NoProgress()
+    return LspProgress(ls, token)
+
+
+def _paths(uris: Iterable[str]) -> list[Path]:
+    """The files the URIs name (symbolic links above them resolved, as the index's root
+    is); a URI that names no file is left out."""
+    paths: list[Path] = []
+    for uri in uris:
+        path = to_fs_path(uri)
+        if path and "\0" not in path:
+            paths.append(Path(os.path.realpath(path)))
+    return paths

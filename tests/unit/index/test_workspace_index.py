@@ -1,0 +1,218 @@
+"""The workspace index: what it holds, what it answers, and how it stays fresh."""
+
+from __future__ import annotations
+
+import asyncio
+import shutil
+from pathlib import Path
+
+import pytest
+
+from tests.unit.tools import git, init_repo, write
+from tether.index import WorkspaceIndex
+from tether.index.database import Database
+from tether.index.reading import MAX_INDEXED_BYTES
+from tether.index.workspace import BATCH
+
+
+@pytest.fixture
+def ws(tmp_path: Path) -> Path:
+    root = init_repo(tmp_path / "ws").resolve()
+    write(root, ".gitignore", "*.log\n")
+    write(root, "a.py", "def alpha_marker():\n    pass\n")
+    write(root, "sub/b.py", "beta_marker = 1\n")
+    write(root, "debug.log", "alpha_marker in an ignored file\n")
+    write(root, "image.bin", b"\x00alpha_marker")
+    write(root, "late.txt", b"alpha_marker\n" + b"x" * 9000 + b"\x00")
+    write(root, "wide.txt", "\ufeffalpha_marker\n".encode("utf-16"))
+    write(root, "big.txt", "y" * (MAX_INDEXED_BYTES + 1))
+    (root / "link.py").symlink_to(root / "a.py")
+    return root
+
+
+async def built(ws: Path, path: Path) -> WorkspaceIndex:
+    index = WorkspaceIndex(ws, path)
+    await index.build()
+    index.follow()
+    return index
+
+
+def names(ws: Path, files: list[Path] | None) -> set[str]:
+    assert files is not None
+    return {path.relative_to(ws).as_posix() for path in files}
+
+
+async def test_it_holds_the_walks_files_by_kind(ws: Path, tmp_path: Path) -> None:
+    index = await built(ws, tmp_path / "index.sqlite3")
+    await index.close()
+    kinds = {
+        rel.decode(): kind
+        for rel, kind in Database(tmp_path / "index.sqlite3")
+        .db.execute("SELECT path, kind FROM files")
+        .fetchall()
+    }
+    assert kinds == {
+        ".gitignore": "text",
+        "a.py": "text",
+        "sub/b.py": "text",
+        "image.bin": "binary",
+        "late.txt": "late",
+        "wide.txt": "wide",
+        "big.txt": "big",
+    }
+
+
+async def test_candidates_are_the_files_holding_the_trigrams_and_those_always_searched(
+    ws: Path, tmp_path: Path
+) -> None:
+    index = await built(ws, tmp_path / "index.sqlite3")
+    assert names(ws, await index.candidates("beta_mark", False)) == {
+        "sub/b.py",
+        "wide.txt",
+        "big.txt",
+    }
+    assert await index.candidates("alpha_marker", False) is None  # late.txt: ripgrep's walk
+    assert await index.candidates(r"\w+", False) is None  # nothing to narrow by
+
+
+async def test_it_answers_only_once_built_and_following_changes(ws: Path, tmp_path: Path) -> None:
+    index = WorkspaceIndex(ws, tmp_path / "index.sqlite3")
+    assert await index.candidates("beta_mark", False) is None
+    await index.build()
+    assert await index.candidates("beta_mark", False) is None  # nobody tells it of changes
+    index.follow()
+    assert await index.candidates("beta_mark", False) is not None
+
+
+async def test_a_change_told_is_applied_before_the_next_search(ws: Path, tmp_path: Path) -> None:
+    index = await built(ws, tmp_path / "index.sqlite3")
+    write(ws, "new/c.py", "gamma_marker\n")
+    assert names(ws, await index.candidates("gamma_marker", False)) == {"wide.txt", "big.txt"}
+    index.changed([ws / "new/c.py"])
+    assert "new/c.py" in names(ws, await index.candidates("gamma_marker", False))
+    (ws / "new/c.py").unlink()
+    index.changed([ws / "new/c.py"])
+    assert "new/c.py" not in names(ws, await index.candidates("gamma_marker", False))
+
+
+async def test_a_directory_removed_or_moved_in_is_applied_whole(ws: Path, tmp_path: Path) -> None:
+    index = await built(ws, tmp_path / "index.sqlite3")
+    shutil.move(ws / "sub", ws / "moved")
+    index.changed([ws / "sub", ws / "moved"])
+    assert "moved/b.py" in names(ws, await index.candidates("beta_marker", False))
+    assert "sub/b.py" not in names(ws, await index.candidates("beta_marker", False))
+
+
+async def test_a_gitignore_changed_walks_the_workspace_again(ws: Path, tmp_path: Path) -> None:
+    index = await built(ws, tmp_path / "index.sqlite3")
+    write(ws, ".gitignore", "*.log\nsub/\n")
+    index.changed([ws / ".gitignore"])
+    assert await index.candidates("beta_marker", False) is None  # walking: ripgrep answers
+    await index.settled()
+    assert "sub/b.py" not in names(ws, await index.candidates("beta_marker", False))
+
+
+async def test_at_start_only_the_files_changed_since_are_read(ws: Path, tmp_path: Path) -> None:
+    first = await built(ws, tmp_path / "index.sqlite3")
+    await first.close()
+    write(ws, "a.py", "def alpha_changed():\n    pass\n")
+    (ws / "sub/b.py").unlink()
+    again = await built(ws, tmp_path / "index.sqlite3")
+    assert again.last_build["read"] == 1
+    assert "a.py" in names(ws, await again.candidates("alpha_changed", False))
+    assert "sub/b.py" not in names(ws, await again.candidates("beta_marker", False))
+
+
+def commit(ws: Path) -> None:
+    git(ws, "add", "-A")
+    git(ws, "-c", "user.name=t", "-c", "user.email=t@example.invalid", "commit", "-q", "-m", "c")
+
+
+async def test_in_a_git_workspace_git_says_what_to_read_again(ws: Path, tmp_path: Path) -> None:
+    commit(ws)
+    first = await built(ws, tmp_path / "index.sqlite3")
+    await first.close()
+    write(ws, "a.py", "def alpha_edited():\n    pass\n")  # modified
+    write(ws, "new.py", "untracked_marker = 1\n")  # untracked
+    (ws / "sub/b.py").unlink()  # deleted
+    write(ws, "committed.py", "committed_marker = 1\n")
+    commit(ws)  # and a commit on top: HEAD moved
+    write(ws, "after.py", "after_marker = 1\n")
+    again = await built(ws, tmp_path / "index.sqlite3")
+    assert again.last_build["by_git"] is True
+    assert again.last_build["read"] == 4  # a.py, new.py, committed.py, after.py: no walk
+    for marker, name in [
+        ("alpha_edited", "a.py"),
+        ("untracked_marker", "new.py"),
+        ("committed_marker", "committed.py"),
+        ("after_marker", "after.py"),
+    ]:
+        assert name in names(ws, await again.candidates(marker, False))
+    assert "sub/b.py" not in names(ws, await again.candidates("beta_marker", False))
+
+
+async def test_an_ignore_file_changed_while_away_walks_again(ws: Path, tmp_path: Path) -> None:
+    commit(ws)
+    first = await built(ws, tmp_path / "index.sqlite3")
+    await first.close()
+    write(ws, ".gitignore", "*.log\nsub/\n")
+    again = await built(ws, tmp_path / "index.sqlite3")
+    assert again.last_build["by_git"] is False
+    assert "sub/b.py" not in names(ws, await again.candidates("beta_marker", False))
+
+
+class ClosesAfterFirstBatch:
+    """A progress that stops the server as soon as the first batch is committed."""
+
+    def __init__(self, index: WorkspaceIndex) -> None:
+        self.index = index
+        self.closing: asyncio.Future[None] | None = None
+
+    def begin(self, title: str) -> None:
+        pass
+
+    def report(self, message: str, percentage: int) -> None:
+        if self.closing is None:
+            self.closing = asyncio.ensure_future(self.index.close())
+
+    def end(self, message: str) -> None:
+        pass
+
+
+async def test_closing_stops_a_build_after_its_batch_and_the_next_start_reads_the_rest(
+    tmp_path: Path,
+) -> None:
+    ws = (tmp_path / "many").resolve()
+    for n in range(BATCH * 2 + 10):
+        write(ws, f"f{n:04}.txt", f"file {n}\n")
+    index = WorkspaceIndex(ws, tmp_path / "index.sqlite3")
+    progress = ClosesAfterFirstBatch(index)
+    await asyncio.wait_for(index.build(progress), 30)
+    assert progress.closing is not None
+    await progress.closing
+    again = WorkspaceIndex(ws, tmp_path / "index.sqlite3")
+    await again.build()
+    assert 0 < again.last_build["read"] < BATCH  # only what the stopped build had not read
+
+
+async def test_a_directory_made_in_an_ignored_place_is_not_indexed(
+    ws: Path, tmp_path: Path
+) -> None:
+    index = await built(ws, tmp_path / "index.sqlite3")
+    write(ws, ".gitignore", "*.log\nbuild/\n")
+    await index.settled()
+    index.changed([ws / ".gitignore"])
+    await index.settled()
+    write(ws, "build/out.py", "built_marker = 1\n")
+    index.changed([ws / "build"])
+    assert "build/out.py" not in names(ws, await index.candidates("built_marker", False))
+    write(ws, "kept/in.py", "built_marker = 2\n")
+    index.changed([ws / "kept"])
+    assert "kept/in.py" in names(ws, await index.candidates("built_marker", False))
+
+
+async def test_an_unreadable_index_is_built_anew(ws: Path, tmp_path: Path) -> None:
+    (tmp_path / "index.sqlite3").write_bytes(b"not a database at all" * 100)
+    index = await built(ws, tmp_path / "index.sqlite3")
+    assert index.ready
+    assert "sub/b.py" in names(ws, await index.candidates("beta_marker", False))

@@ -1,0 +1,170 @@
+"""index-grep narrowed by the workspace index answers exactly as ripgrep over everything:
+a differential test on random patterns over a copy of part of the standard library."""
+
+from __future__ import annotations
+
+import asyncio
+import re
+import shutil
+import sysconfig
+from collections.abc import Iterator
+from dataclasses import replace
+from pathlib import Path
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from tests.unit.tools import Buffers, context, init_repo, write
+from tether.index import WorkspaceIndex
+from tether.tools.base import ToolContext
+from tether.tools.index_grep import IndexGrep, IndexGrepParams
+
+STDLIB = Path(sysconfig.get_paths()["stdlib"])
+COPIED = ("json", "email", "logging", "http", "html", "urllib", "xml/dom")
+GREP = IndexGrep()
+
+
+@pytest.fixture(scope="module")
+def indexed(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[ToolContext, ToolContext]]:
+    """The same workspace searched without the index and with it (and one unsaved buffer)."""
+    tmp = tmp_path_factory.mktemp("indexed")
+    ws = init_repo(tmp / "ws").resolve()
+    for name in COPIED:
+        shutil.copytree(STDLIB / name, ws / name, ignore=shutil.ignore_patterns("__pycache__"))
+    write(ws, ".gitignore", "*.log\nhtml/entities.py\n")
+    write(ws, "email/.gitignore", "!keep.log\n")
+    write(ws, "email/keep.log", "class Message kept\n")
+    write(ws, "skipped.log", "class Message ignored\n")
+    write(ws, "image.bin", b"\x00class Message")
+    write(ws, "wide.txt", "\ufeffclass Message wide\n".encode("utf-16"))
+    write(ws, "latin.txt", "caf\u00e9 class Message\n".encode("latin-1"))
+    write(ws, "folds.txt", "\u212aelvin and \u017felf: Message\n")  # fold to k and s
+    buffers = Buffers({ws / "json" / "tool.py": "import json\nclass Message unsaved\n"})
+    index = WorkspaceIndex(ws, tmp / "index.sqlite3")
+    asyncio.run(index.build())
+    index.follow()
+    plain = context(ws, buffers)
+    yield plain, replace(plain, index=index)
+    asyncio.run(index.close())
+
+
+def _words() -> list[str]:
+    text = (STDLIB / "email" / "message.py").read_text() + (
+        STDLIB / "json" / "decoder.py"
+    ).read_text()
+    return sorted(set(re.findall(r"[A-Za-z_]{3,12}", text)))[:400]
+
+
+_PIECES = st.one_of(
+    st.sampled_from(_words()),
+    st.sampled_from(
+        [
+            " ",
+            ".",
+            r"\.",
+            r"\w+",
+            r"\s*",
+            "(",
+            ")",
+            "|",
+            "?",
+            "*",
+            "+",
+            "[a-z]",
+            "^",
+            "$",
+            r"\(",
+            "(?i)",
+            r"\b",
+            "{1,2}",
+            "_",
+            "def ",
+            "self",
+            "None",
+            r"\x41",
+            r"\p{L}",
+            "[[:alpha:]]",
+            "\u00e9",
+            r"\d+",
+            "(?:",
+            "{0,2}",
+            r"\<",
+            "K",
+            "\u017f",
+        ]
+    ),
+)
+
+
+@settings(
+    max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(
+    pattern=st.lists(_PIECES, min_size=1, max_size=5).map("".join),
+    case_sensitive=st.booleans(),
+    where=st.sampled_from([".", "email", "xml/dom"]),
+    glob=st.sampled_from([None, "*.py", "email/**/*.py"]),
+    max_results=st.sampled_from([3, 100]),
+)
+def test_the_index_answers_as_ripgrep_does(
+    indexed: tuple[ToolContext, ToolContext],
+    pattern: str,
+    case_sensitive: bool,
+    where: str,
+    glob: str | None,
+    max_results: int,
+) -> None:
+    plain, with_index = indexed
+    params = IndexGrepParams(
+        pattern=pattern,
+        case_sensitive=case_sensitive,
+        path=where,
+        glob=glob,
+        max_results=max_results,
+    )
+    assert asyncio.run(_answer(with_index, params)) == asyncio.run(_answer(plain, params))
+
+
+async def _answer(ctx: ToolContext, params: IndexGrepParams) -> str:
+    try:
+        return await GREP.run(params, ctx)
+    except Exception as exc:  # an error must be the same error too
+        return f"{type(exc).__name__}: {exc}"
+
+
+async def test_the_index_narrows_what_ripgrep_reads(
+    indexed: tuple[ToolContext, ToolContext],
+) -> None:
+    _, with_index = indexed
+    found = await with_index.index.candidates("HeaderParseError", ignore_case=False)
+    assert found is not None and 0 < len(found) < 15
+
+
+@pytest.mark.parametrize(
+    ("pattern", "case_sensitive"), [("kelvin and", False), ("(?i)self: mess", True)]
+)
+async def test_letters_that_fold_beyond_ascii_are_found_as_ripgrep_finds_them(
+    indexed: tuple[ToolContext, ToolContext], pattern: str, case_sensitive: bool
+) -> None:
+    plain, with_index = indexed
+    params = IndexGrepParams(pattern=pattern, case_sensitive=case_sensitive)
+    answer = await GREP.run(params, plain)
+    assert "folds.txt:1:" in answer
+    assert await GREP.run(params, with_index) == answer
+
+
+async def test_a_directory_swapped_for_a_link_is_not_read_through(tmp_path: Path) -> None:
+    ws = init_repo(tmp_path / "ws").resolve()
+    write(ws, "sub/b.py", "inside_marker = 1\n")
+    outside = tmp_path / "outside"
+    write(outside, "b.py", "inside_marker = 'a secret outside the workspace'\n")
+    index = WorkspaceIndex(ws, tmp_path / "index.sqlite3")
+    await index.build()
+    index.follow()
+    shutil.rmtree(ws / "sub")
+    (ws / "sub").symlink_to(outside)  # before any watcher could tell the index
+    params = IndexGrepParams(pattern="inside_marker")
+    answer = await GREP.run(params, replace(context(ws), index=index))
+    assert "secret" not in answer
+    await index.close()

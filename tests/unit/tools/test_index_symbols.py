@@ -1,0 +1,98 @@
+"""index-symbols: definitions across the workspace from the index, live text first."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from pathlib import Path
+
+import pytest
+from pydantic import ValidationError
+
+from tests.unit.tools import Buffers, call, context, init_repo, write
+from tether.errors import ToolError
+from tether.index import WorkspaceIndex
+from tether.tools.base import ToolContext
+from tether.tools.index_symbols import IndexSymbols, IndexSymbolsParams
+
+SYMBOLS = IndexSymbols()
+
+
+@pytest.fixture
+async def ws(tmp_path: Path) -> Path:
+    root = init_repo(tmp_path / "ws").resolve()
+    write(root, ".gitignore", "build/\n")
+    write(root, "pkg/parser.py", "class HeaderParser:\n    def parse(self):\n        pass\n")
+    write(root, "pkg/util.py", "def parse_date(text):\n    pass\n\nclass Parser:\n    pass\n")
+    write(root, "web/app.ts", "export class Parser {}\nfunction parseArgs(): void {}\n")
+    write(root, "build/gen.py", "class Parser:\n    pass\n")
+    return root
+
+
+async def indexed(ws: Path, tmp_path: Path, buffers: Buffers | None = None) -> ToolContext:
+    index = WorkspaceIndex(ws, tmp_path / "index.sqlite3")
+    await index.build()
+    index.follow()
+    return replace(context(ws, buffers), index=index)
+
+
+async def test_exact_names_come_first_then_prefixes_and_substrings(
+    ws: Path, tmp_path: Path
+) -> None:
+    ctx = await indexed(ws, tmp_path)
+    out = await call(SYMBOLS, ctx, query="Parser")
+    assert out.splitlines() == [
+        "pkg/util.py:4: class Parser",
+        "web/app.ts:1: class Parser",
+        "pkg/parser.py:1: class HeaderParser",
+        "web/app.ts:2: function parseArgs",  # p-a-r-s-e-(A)r-gs: the letters in order
+    ]
+
+
+async def test_kind_and_path_narrow(ws: Path, tmp_path: Path) -> None:
+    ctx = await indexed(ws, tmp_path)
+    assert await call(SYMBOLS, ctx, query="parse", kind="function", path="pkg") == (
+        "pkg/parser.py:2: function parse\npkg/util.py:1: function parse_date"
+    )
+    assert await call(SYMBOLS, ctx, query="parse", path="pkg/parser.py", kind="function") == (
+        "pkg/parser.py:2: function parse"
+    )
+    # A kind is one of the schema's: another is refused before the call runs, and a huge
+    # one is never quoted whole (the tool-fuzz campaign found a 65 kB summary).
+    with pytest.raises(ValidationError, match="kind"):
+        IndexSymbolsParams.model_validate({"query": "parse", "kind": "struct" * 10_000})
+
+
+async def test_letters_in_order_match_and_the_rest_is_counted(ws: Path, tmp_path: Path) -> None:
+    ctx = await indexed(ws, tmp_path)
+    out = await call(SYMBOLS, ctx, query="prsArgs", max_results=1)
+    assert out == "web/app.ts:2: function parseArgs"
+    out = await call(SYMBOLS, ctx, query="p", max_results=2)
+    assert out.endswith("more definitions match; narrow with kind or path]")
+
+
+async def test_unsaved_text_is_read_instead_of_the_disk(ws: Path, tmp_path: Path) -> None:
+    buffers = Buffers({ws / "pkg/util.py": "def renamed_in_editor():\n    pass\n"})
+    ctx = await indexed(ws, tmp_path, buffers)
+    assert await call(SYMBOLS, ctx, query="renamed_in_editor") == (
+        "pkg/util.py:1: function renamed_in_editor"
+    )
+    assert "pkg/util.py" not in await call(SYMBOLS, ctx, query="parse_date")
+
+
+async def test_a_changed_file_is_defined_again_before_the_next_query(
+    ws: Path, tmp_path: Path
+) -> None:
+    ctx = await indexed(ws, tmp_path)
+    write(ws, "pkg/new.go", "package pkg\nfunc FreshlyAdded() {}\n")
+    ctx.index.changed([ws / "pkg/new.go"])  # type: ignore[attr-defined]
+    assert await call(SYMBOLS, ctx, query="FreshlyAdded") == "pkg/new.go:2: function FreshlyAdded"
+
+
+async def test_without_an_index_it_says_what_to_use(ws: Path) -> None:
+    with pytest.raises(ToolError, match="search with index-grep"):
+        await call(SYMBOLS, context(ws), query="Parser")
+
+
+async def test_like_wildcards_in_a_query_are_plain_characters(ws: Path, tmp_path: Path) -> None:
+    ctx = await indexed(ws, tmp_path)
+    assert "no definitions matching" in await call(SYMBOLS, ctx, query="%_\\")
