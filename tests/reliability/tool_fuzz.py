@@ -252,13 +252,19 @@ def shown(text: str, limit: int = 240) -> str:
 _KNOWN = {"type", "properties", "required", "additionalProperties", "title", "description"}
 _KNOWN |= {"default", "minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum"}
 _KNOWN |= {"minLength", "maxLength", "items", "minItems", "maxItems", "anyOf", "$ref", "$defs"}
+_KNOWN |= {"enum", "const"}
 
 
 def from_schema(schema: dict[str, Any], defs: dict[str, Any]) -> st.SearchStrategy[Any]:
     """Values valid by the JSON Schema pydantic writes for a params model (objects,
-    strings, numbers, booleans, null, arrays, anyOf, $ref); any other keyword fails."""
+    strings, numbers, booleans, null, arrays, anyOf, $ref, enum, const); any other keyword
+    fails."""
     if unknown := set(schema) - _KNOWN:
         raise ValueError(f"the fuzz does not know the schema keywords {sorted(unknown)}")
+    if "enum" in schema:
+        return st.sampled_from(schema["enum"])
+    if "const" in schema:
+        return st.just(schema["const"])
     if "$ref" in schema:
         return from_schema(defs[schema["$ref"].rpartition("/")[2]], defs)
     if "anyOf" in schema:
@@ -781,7 +787,12 @@ async def campaign(seed: int, scale: int, root: Path) -> list[Report]:
                 )
                 for tool in builtin_tools()
             ]
-            reports = list(await asyncio.gather(*runs))
+            # Every tool's run ends before the pool is left: one that raised while the others
+            # still wait on this loop would otherwise leave them (and the pool's exit) hung.
+            ended = await asyncio.gather(*runs, return_exceptions=True)
+            if failures := [r for r in ended if isinstance(r, BaseException)]:
+                raise failures[0]
+            reports = [r for r in ended if not isinstance(r, BaseException)]
         unchanged = fuzz._unchanged()
         await fuzz.service.shutdown()
     finally:
