@@ -125,11 +125,14 @@ class McpHttpServer(McpServer):
     headers: dict[str, str] = Field(default_factory=dict)
 
 
+McpServerSettings = McpStdioServer | McpHttpServer
+
+
 class McpSettings(Section):
     # A server's name is part of its tools' names (`mcp__NAME__TOOL`): letters, digits, - _.
     servers: dict[
         Annotated[str, StringConstraints(pattern=r"^[A-Za-z0-9_-]{1,32}$")],
-        McpStdioServer | McpHttpServer,
+        McpServerSettings,
     ] = Field(default_factory=dict)
 
 

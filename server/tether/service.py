@@ -29,7 +29,7 @@ from tether.checkpoints.rewind import rewind
 from tether.config import Configuration
 from tether.errors import ConfigError, NothingWaiting, Refused, SessionBusy
 from tether.index import Progress, WorkspaceIndex
-from tether.mcp_source import McpServers, McpTool
+from tether.mcp_source import McpServers
 from tether.models import (
     PARKED,
     Compaction,
@@ -361,7 +361,7 @@ class Service:
         return [
             Listed(
                 name=tool.name,
-                source=f"mcp:{tool.server}" if isinstance(tool, McpTool) else "builtin",
+                source=self.tools.source(tool.name),
                 reads=reads(tool),
                 description=tool.description,
             )

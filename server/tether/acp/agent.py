@@ -8,7 +8,6 @@ it ended; ``session/cancel`` ends it as ``tether.cancel`` does.
 
 from __future__ import annotations
 
-import logging
 from typing import Any
 
 from acp import PROTOCOL_VERSION, RequestError
@@ -42,7 +41,6 @@ from tether.models import Scope, TurnResult
 from tether.outbound import outbound
 from tether.service import Service
 
-log = logging.getLogger(__name__)
 PAGE = 100  # sessions a `session/list` answer holds
 MAX_ID = 200  # characters of a session id: tether's are 12
 STOP = {"done": "end_turn", "awaiting_approval": "end_turn", "cancelled": "cancelled"}
@@ -91,7 +89,7 @@ class TetherAgent:
         self, cwd: str, mcp_servers: list[Any] | None = None, **kwargs: Any
     ) -> NewSessionResponse:
         service = self.workspaces.at(cwd)
-        _unused(mcp_servers)
+        self.workspaces.client_servers.add(service, mcp_servers)
         session = service.open("", None)
         self.workspaces.joined(session, service)
         return NewSessionResponse(session_id=session)
@@ -118,10 +116,10 @@ class TetherAgent:
         if len(session) > MAX_ID:
             raise Refused(f"unknown session {session[:MAX_ID]!r}… ({len(session):,} characters)")
         service = self.workspaces.at(cwd)
-        _unused(mcp_servers)
         belongs = service.store.sessions.get(session).workspace
         if belongs != str(service.workspace):
             raise Refused(f"session {session!r} belongs to {belongs}, not to {cwd}")
+        self.workspaces.client_servers.add(service, mcp_servers)
         service.open("", session)  # made whole where a dead server left it
         return service, self.workspaces.joined(session, service)
 
@@ -200,13 +198,3 @@ def _page_start(cursor: str | None, listed: int) -> int:
     if not (cursor.isascii() and cursor.isdigit()) or int(cursor) > listed:
         raise Refused(f"cursor {cursor[:100]!r} is not one session/list gave")
     return int(cursor)
-
-
-def _unused(mcp_servers: list[Any] | None) -> None:
-    if mcp_servers:
-        names = ", ".join(str(getattr(server, "name", "?")) for server in mcp_servers)
-        log.warning(
-            "the client's MCP servers (%s) are not started: tether takes MCP servers from its "
-            "mcp.servers setting and the workspace's .mcp.json",
-            names,
-        )

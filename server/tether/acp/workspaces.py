@@ -9,6 +9,7 @@ import logging
 from pathlib import Path
 
 from tether import app
+from tether.acp.client_mcp import ClientServers
 from tether.acp.files import AcpDocuments, AcpEditor
 from tether.acp.link import Link
 from tether.acp.person import AcpPerson
@@ -28,6 +29,7 @@ class Workspaces:
         self.sessions: dict[str, Service] = {}  # sessions this client created or loaded
         self.people: dict[Path, AcpPerson] = {}  # each workspace's person seam
         self.background: set[asyncio.Task[None]] = set()
+        self.client_servers = ClientServers()  # the MCP servers the client's sessions name
 
     def at(self, cwd: str) -> Service:
         """The service of the workspace ``cwd`` names: an existing absolute directory."""
@@ -79,7 +81,9 @@ class Workspaces:
         return sink
 
     async def shutdown(self) -> None:
-        """Every turn ends, each answering its calls, then every store closes."""
+        """Every turn ends, each answering its calls, then every store closes, and the
+        client's MCP servers stop."""
         for service in self.services.values():
             await service.shutdown()
+        await self.client_servers.close()
         await asyncio.gather(*self.background, return_exceptions=True)

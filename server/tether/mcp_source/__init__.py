@@ -5,6 +5,5 @@ The package is not named ``mcp`` so that ``import mcp`` here is the ``mcp`` libr
 """
 
 from tether.mcp_source.servers import McpServers
-from tether.mcp_source.tool import McpTool, tool_name
 
-__all__ = ["McpServers", "McpTool", "tool_name"]
+__all__ = ["McpServers"]

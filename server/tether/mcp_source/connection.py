@@ -25,10 +25,10 @@ from mcp.shared.exceptions import MCPError
 from mcp_types import CONNECTION_CLOSED
 
 from tether.config import McpHttpServer, McpStdioServer
+from tether.config import McpServerSettings as ServerSettings
 from tether.errors import ToolError
 from tether.mcp_source.stderr import StderrTail, said
 
-ServerSettings = McpStdioServer | McpHttpServer
 Incoming = Any  # what a transport hands the session: SessionMessage | Exception
 _GONE = (OSError, EOFError, anyio.ClosedResourceError, anyio.BrokenResourceError)
 

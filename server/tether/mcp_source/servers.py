@@ -21,16 +21,9 @@ from collections.abc import Callable, Coroutine, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+from tether.config import McpServerSettings as ServerSettings
 from tether.config import McpStdioServer
-from tether.mcp_source.connection import (
-    ServerSettings,
-    last_words,
-    listed_tools,
-    opened,
-    reason,
-)
 from tether.mcp_source.stderr import StderrTail
-from tether.mcp_source.tool import McpTool
 from tether.mcp_source.workspace import Permits, WorkspaceServer
 from tether.tools.toolbox import Toolbox
 
@@ -228,6 +221,11 @@ class McpServers:
         self, name: str, settings: ServerSettings, stop: asyncio.Event
     ) -> str | None:
         """One run of the server: None when it was stopped, else what went wrong."""
+        # The mcp library takes about as long to import as all of pygls: only a server that
+        # starts pays for it, never tether's start-up.
+        from tether.mcp_source.connection import last_words, listed_tools, opened, reason
+        from tether.mcp_source.tool import McpTool
+
         added: list[str] = []
         stderr = StderrTail(name) if isinstance(settings, McpStdioServer) else None
         try:
@@ -235,7 +233,7 @@ class McpServers:
                 listed = await listed_tools(run.session)
                 tools = [McpTool(name, settings, t, run) for t in listed]
                 tools = [t for t in tools if settings.offers(t.spec.name)]
-                self.toolbox.add(tools)
+                self.toolbox.add(tools, source=f"mcp:{name}")
                 added = [t.name for t in tools]
                 self._set(name, stop, ServerState("running", tools=len(added)))
                 log.info("MCP server %s: %d tools", name, len(added))

@@ -13,18 +13,27 @@ from tether.tools.base import Tool
 class Toolbox(Mapping[str, Tool[Any]]):
     def __init__(self, tools: Iterable[Tool[Any]] = ()) -> None:
         self._tools = {tool.name: tool for tool in tools}
+        self._sources: dict[str, str] = {}  # a tool's source, where it is not built in
         self.version = 0  # grows with every change: what the model is told is rebuilt
 
-    def add(self, tools: Iterable[Tool[Any]]) -> None:
-        """Add tools; a name already taken keeps its first tool (a built-in always wins)."""
+    def add(self, tools: Iterable[Tool[Any]], source: str = "builtin") -> None:
+        """Add tools from ``source`` (``mcp:NAME``); a name already taken keeps its first
+        tool (a built-in always wins)."""
         for tool in tools:
-            self._tools.setdefault(tool.name, tool)
+            if tool.name not in self._tools:
+                self._tools[tool.name] = tool
+                self._sources[tool.name] = source
         self.version += 1
 
     def remove(self, names: Iterable[str]) -> None:
         removed = [self._tools.pop(name, None) for name in names]
+        self._sources = {n: s for n, s in self._sources.items() if n in self._tools}
         if any(tool is not None for tool in removed):
             self.version += 1
+
+    def source(self, name: str) -> str:
+        """Where a tool comes from: ``builtin``, or ``mcp:NAME`` for an MCP server's."""
+        return self._sources.get(name, "builtin")
 
     def __getitem__(self, name: str) -> Tool[Any]:
         return self._tools[name]
