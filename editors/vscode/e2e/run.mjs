@@ -211,8 +211,16 @@ async function openChat(page) {
     return await chatFrame(page);
   } catch {
     log('the chat view did not open yet: running tether: Open Chat again');
+    await shot(page, 'chat-view-missed').catch(() => undefined);
     await runCommand(page, 'tether: Open Chat');
-    return chatFrame(page, 90_000);
+    try {
+      return await chatFrame(page, 90_000);
+    } catch (error) {
+      // What the page holds instead: the frames' addresses and a screenshot, for the log.
+      log(`frames: ${page.frames().map((f) => f.url().slice(0, 120)).join(' | ')}`);
+      await shot(page, 'chat-view-never-opened').catch(() => undefined);
+      throw error;
+    }
   }
 }
 
