@@ -204,24 +204,37 @@ async function chatFrame(page, timeout = STEP_MS) {
   );
 }
 
-/** Open the chat view; on a cold first start the webview can miss the first command. */
+/**
+ * Open the chat view. On a cold first start the webview can miss the first command, and
+ * once (a fresh clone in CI) it never came: then the window is reloaded and asked again.
+ */
 async function openChat(page) {
-  await runCommand(page, 'tether: Open Chat');
-  try {
-    return await chatFrame(page);
-  } catch {
-    log('the chat view did not open yet: running tether: Open Chat again');
-    await shot(page, 'chat-view-missed').catch(() => undefined);
+  const attempts = [
+    ['', STEP_MS],
+    ['the chat view did not open yet: running tether: Open Chat again', 60_000],
+    ['the chat view did not open: reloading the window and asking once more', 90_000],
+  ];
+  for (const [index, [why, timeout]] of attempts.entries()) {
+    if (why !== '') {
+      log(why);
+      log(`frames: ${page.frames().map((f) => f.url().slice(0, 120)).join(' | ')}`);
+      await shot(page, `chat-view-missed-${index}`).catch(() => undefined);
+    }
+    if (index === 2) {
+      await page.reload();
+      await page.waitForSelector('.monaco-workbench', { timeout: 60_000 });
+      await until('the tether status bar item', async () => (await statusBar(page)).includes('tether: idle'), 60_000);
+    }
     await runCommand(page, 'tether: Open Chat');
     try {
-      return await chatFrame(page, 90_000);
+      return await chatFrame(page, timeout);
     } catch (error) {
-      // What the page holds instead: the frames' addresses and a screenshot, for the log.
-      log(`frames: ${page.frames().map((f) => f.url().slice(0, 120)).join(' | ')}`);
-      await shot(page, 'chat-view-never-opened').catch(() => undefined);
-      throw error;
+      if (index === attempts.length - 1) {
+        throw error;
+      }
     }
   }
+  throw new Error('unreachable');
 }
 
 async function runCommand(page, title) {
