@@ -684,7 +684,10 @@ async def test_doctor_lists_each_mcp_server_and_which_wait_to_be_allowed(
 ) -> None:
     entries = {"kept": {"command": "kept-server"}, "new": {"command": "uvx", "args": ["x y"]}}
     (workspace / ".mcp.json").write_text(json.dumps({"mcpServers": entries}))
-    options = {"mcp": {"servers": {"docs": {"url": "https://mcp.example.com/mcp"}}}}
+    works = {"command": sys.executable, "args": ["-m", "tests.support.mcp_server"]}
+    works["cwd"] = str(Path(__file__).resolve().parents[2])
+    docs = {"url": "http://127.0.0.1:9/mcp"}  # nothing listens on the discard port
+    options = {"mcp": {"servers": {"docs": docs, "works": works}}}
     env = cli_env(stub, home, TETHER_ASK_OPTIONS=json.dumps(options))
     store = Store(Settings.load(env).state_dir / "sessions.sqlite3")
 
@@ -698,8 +701,12 @@ async def test_doctor_lists_each_mcp_server_and_which_wait_to_be_allowed(
 
     ran = await tether("doctor", cwd=workspace, env=env)
 
-    assert "mcp server docs (settings): https://mcp.example.com/mcp" in ran.out
-    assert f"mcp server kept (.mcp.json, allowed): kept-server (in {workspace})" in ran.out
+    # Each server tether would start is started for a moment: its state, its tools.
+    assert "mcp server docs (settings): http://127.0.0.1:9/mcp: FAILED: " in ran.out
+    assert re.search(r"mcp server works \(settings\): .*: running, \d+ tools\n", ran.out)
+    kept_line = f"mcp server kept (.mcp.json, allowed): kept-server (in {workspace}): FAILED: "
+    assert kept_line in ran.out
+    assert ran.code == 1  # a server that fails needs the person's attention
     assert (
         f"mcp server new (.mcp.json, WAITS for the person to allow it): uvx 'x y' (in {workspace})"
         in ran.out

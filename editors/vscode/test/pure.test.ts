@@ -268,6 +268,10 @@ describe('tether doctor', () => {
     assert.equal(needsAttention('sandbox: NOT USED (sandbox.mode = off): the sandbox is off (sandbox.mode = off)'), false);
     assert.equal(needsAttention(restricted), true);
     assert.equal(needsAttention('bwrap: not found'), false);
+    // MCP servers, started for a moment by the doctor: one that failed or never answered needs you.
+    assert.equal(needsAttention('mcp server docs (settings): http://h/mcp: FAILED: it could not start'), true);
+    assert.equal(needsAttention('mcp server db (settings): db-server: NO ANSWER within 10 s (starting)'), true);
+    assert.equal(needsAttention('mcp server git (settings): uvx mcp-server-git: running, 12 tools'), false);
   });
 
   it('is an error with the reason when the doctor cannot run', () => {

@@ -35,6 +35,7 @@ State = Literal[
     "not started", "waiting", "asking", "not allowed", "starting", "running", "restarting",
     "failed", "stopped",
 ]  # fmt: skip
+SETTLING: tuple[State, ...] = ("not started", "starting", "restarting")
 _Body = Callable[[asyncio.Event], Coroutine[Any, Any, None]]
 
 
@@ -88,6 +89,7 @@ class McpServers:
         self._leaving: list[_Task] = []  # runs of servers removed from the settings
         self._started = False
         self._told: set[str] = set()
+        self._changed = asyncio.Event()  # set whenever a server's state changes
 
     def start(self) -> None:
         """Start every server in the background (in a running event loop): those of the
@@ -132,6 +134,13 @@ class McpServers:
                 self._told.discard(name)
                 self._run(name, self._serving(name, settings))
 
+    async def settled(self) -> None:
+        """Wait until no server is starting or restarting: each runs, failed or stopped
+        (``tether doctor`` starts them for a moment)."""
+        while any(state.state in SETTLING for state in self.states.values()):
+            self._changed.clear()
+            await self._changed.wait()
+
     def _serving(self, name: str, settings: ServerSettings) -> _Body:
         return lambda stop: self._serve(name, settings, stop)
 
@@ -147,9 +156,11 @@ class McpServers:
         restart, or stopped as its server left the settings, says no more)."""
         if (run := self._runs.get(name)) is not None and run.stop is stop:
             self.states[name] = state
+            self._changed.set()
 
     def _run(self, name: str, body: _Body, state: State = "starting") -> None:
         self.states[name] = ServerState(state)
+        self._changed.set()
         before = self._runs.get(name)
         run = self._runs[name] = _Task()
 

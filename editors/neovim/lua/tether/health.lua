@@ -115,6 +115,15 @@ local function judge(line)
     return health.ok
   elseif vim.startswith(line, "settings: ") then
     return health.warn, { "see the README's Configuration for the keys and their values" }
+  elseif
+    vim.startswith(line, "mcp server ")
+    and (line:find(": FAILED: ", 1, true) or line:find(": NO ANSWER", 1, true))
+  then
+    return health.warn,
+      {
+        "the reason ends with the server's last stderr lines: fix its command or its entry"
+          .. " (settings.mcp.servers or .mcp.json), or remove it",
+      }
   elseif vim.startswith(line, "provider: ") and line:find("model none", 1, true) then
     return health.warn,
       { "set TETHER_MODEL (in the server's environment) or settings.provider.model" }

@@ -45,6 +45,9 @@ export function needsAttention(line: string): boolean {
   if (line.startsWith('settings: ')) {
     return line !== 'settings: ok';
   }
+  if (line.startsWith('mcp server ')) {
+    return line.includes(': FAILED: ') || line.includes(': NO ANSWER'); // started for a moment
+  }
   return line.startsWith('provider: ') && line.includes('model none');
 }
 
