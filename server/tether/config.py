@@ -16,6 +16,7 @@ from typing import Annotated, Any, Literal
 import platformdirs
 from pydantic import (
     BaseModel,
+    BeforeValidator,
     ConfigDict,
     Field,
     SecretStr,
@@ -113,16 +114,24 @@ class McpServer(BaseModel):
         return listed and tool not in self.disabled_tools
 
 
+def _no_list_for_a_map(value: Any) -> Any:
+    """An empty Lua table reaches us as ``[]``: Neovim cannot tell an empty map from a list."""
+    return {} if value == [] else value
+
+
+StringMap = Annotated[dict[str, str], BeforeValidator(_no_list_for_a_map)]
+
+
 class McpStdioServer(McpServer):
     command: str = Field(min_length=1)
     args: list[str] = Field(default_factory=list)
-    env: dict[str, str] = Field(default_factory=dict)
+    env: StringMap = Field(default_factory=dict)
     cwd: str | None = None
 
 
 class McpHttpServer(McpServer):
     url: str = Field(min_length=1)
-    headers: dict[str, str] = Field(default_factory=dict)
+    headers: StringMap = Field(default_factory=dict)
 
 
 McpServerSettings = McpStdioServer | McpHttpServer

@@ -6,7 +6,13 @@ from pathlib import Path
 
 import pytest
 
-from tether.config import Configuration, Settings, load_leniently
+from tether.config import (
+    Configuration,
+    McpHttpServer,
+    McpStdioServer,
+    Settings,
+    load_leniently,
+)
 from tether.errors import ConfigError
 
 
@@ -173,3 +179,15 @@ def test_the_configuration_applies_what_is_good_and_reports_the_rest() -> None:
     assert problem is not None and "turn.tool_budget" in str(problem)
     assert (config.current.turn.tool_budget, config.current.turn.repeat_limit) == (64, 3)
     assert config.set_layer("init", {"turn": {"repeat_limit": 5}}) is None
+
+
+def test_an_mcp_servers_empty_env_or_headers_may_come_as_an_empty_list() -> None:
+    # Neovim sends an empty Lua table (`env = {}`) as [], which made the whole entry invalid.
+    servers = {"a": {"command": "srv", "env": []}, "b": {"url": "http://h/mcp", "headers": []}}
+    settings, problems = load_leniently({}, {"init": {"mcp": {"servers": servers}}})
+    assert problems == []
+    a, b = settings.mcp.servers["a"], settings.mcp.servers["b"]
+    assert isinstance(a, McpStdioServer) and a.env == {}
+    assert isinstance(b, McpHttpServer) and b.headers == {}
+    with pytest.raises(ConfigError):
+        Settings.load({}, {"mcp": {"servers": {"c": {"command": "srv", "env": ["X=1"]}}}})
