@@ -2,13 +2,18 @@
 
 from __future__ import annotations
 
+import os
 import shutil
+import signal
+import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
 
 from tether.config import SandboxSettings
+from tether.tools.process_group import NEW_GROUP
 from tether.tools.sandbox import Grant, Sandbox, check, diagnose, toolchains
 
 linux_bwrap = pytest.mark.skipif(
@@ -25,7 +30,7 @@ def test_the_workspace_is_writable_but_its_git_and_the_home_are_not(tmp_path: Pa
     assert f"--ro-bind {tmp_path / '.git'} {tmp_path / '.git'}" in line
     assert f"--tmpfs {Path.home()}" in line and "--tmpfs /tmp" in line
     assert "--unshare-all" in argv and "--share-net" not in argv
-    assert {"--die-with-parent", "--new-session"} <= set(argv)
+    assert "--die-with-parent" in argv and "--new-session" not in argv
     assert argv[-3:] == ["/bin/sh", "-c", "make"]
     # Later mounts win: the workspace after the private /tmp and home, .git after it.
     assert line.index("--tmpfs /tmp") < line.index(f"--bind {tmp_path}") < line.index(".git")
@@ -86,6 +91,46 @@ def test_a_missing_bwrap_is_named_with_how_to_install_it(monkeypatch: pytest.Mon
     sandbox = check(SandboxSettings())
     assert not sandbox.used
     assert "bubblewrap is not installed" in sandbox.cause or "no sandbox on" in sandbox.cause
+
+
+@linux_bwrap
+def test_every_process_of_the_sandbox_is_in_the_group_a_kill_reaches(tmp_path: Path) -> None:
+    """The cancel campaign once found a sandboxed command alive after its kill: with
+    ``--new-session`` the sandbox's pid 1 left the killed group before it armed
+    ``--die-with-parent``. Each process in the sandbox must be in the group itself."""
+    nap = f"30.{os.getpid()}{time.monotonic_ns() % 10_000}"
+    line = f"sleep {nap} & (sleep {nap}; true) & wait"
+    argv = Sandbox(SandboxSettings(), True).argv(line, tmp_path, Grant())
+    quiet = subprocess.DEVNULL
+    sandbox = subprocess.Popen(argv, stdin=quiet, stdout=quiet, stderr=quiet, **NEW_GROUP)
+    try:
+        # bwrap, the sandbox's pid 1, the shell, its subshell and the two sleeps
+        deadline = time.monotonic() + 10
+        while len(found := _marked(nap)) < 6 and time.monotonic() < deadline:
+            time.sleep(0.02)
+        assert len(found) == 6, found
+        assert {pid: os.getpgid(pid) for pid in found} == dict.fromkeys(found, sandbox.pid)
+    finally:
+        os.killpg(sandbox.pid, signal.SIGKILL)
+        sandbox.wait()
+    deadline = time.monotonic() + 3
+    while _marked(nap) and time.monotonic() < deadline:
+        time.sleep(0.02)
+    assert _marked(nap) == []
+
+
+def _marked(needle: str) -> list[int]:
+    """Live processes whose command line holds ``needle``."""
+    found = []
+    for entry in Path("/proc").iterdir():
+        try:
+            line = (entry / "cmdline").read_bytes()
+            state = (entry / "stat").read_text().rpartition(")")[2].split()[0]
+        except (OSError, IndexError):
+            continue
+        if entry.name.isdigit() and state not in ("Z", "X") and needle.encode() in line:
+            found.append(int(entry.name))
+    return sorted(found)
 
 
 @linux_bwrap
