@@ -80,11 +80,25 @@ async def _spawn(
     except OSError as exc:
         raise ToolError(f"cannot start the shell: {exc}") from None
     except asyncio.CancelledError:
-        with contextlib.suppress(Exception):
-            transport, watch = await spawning
-            await kill_group(transport.get_pid(), watch)
-            transport.close()
+        # A task of its own: a second cancel (tether.cancel, then $/cancelRequest) ends
+        # this wait, never the kill.
+        killing = asyncio.ensure_future(_killed_once_started(spawning))
+        _KILLING.add(killing)
+        killing.add_done_callback(_KILLING.discard)
+        await asyncio.shield(killing)
         raise
+
+
+_KILLING: set[asyncio.Future[None]] = set()  # held, or the loop may drop them half done
+
+
+async def _killed_once_started(
+    spawning: asyncio.Future[tuple[asyncio.SubprocessTransport, Watch]],
+) -> None:
+    with contextlib.suppress(Exception):
+        transport, watch = await spawning
+        await kill_group(transport.get_pid(), watch)
+        transport.close()
 
 
 async def _environment(params: CommandParams, ctx: ToolContext) -> dict[str, str]:

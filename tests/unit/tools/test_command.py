@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 from pydantic import ValidationError
 
-from tests.unit.tools import Buffers, call, context, recorded_pid, started, summary
+from tests.unit.tools import Buffers, call, context, marked, recorded_pid, started, summary
 from tether.errors import ToolError
 from tether.tools.command import KEEP_CHARS, Command, CommandParams
 
@@ -223,3 +223,25 @@ async def test_the_output_goes_to_the_live_sink_as_it_comes(tmp_path: Path) -> N
     assert "".join(text for _, text in seen) == "first\nsecond\n"
     first_at = next(at for at, text in seen if "first" in text)
     assert first_at - started_at < 0.4  # not held until the command ended
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="finds processes in /proc")
+async def test_a_cancel_repeated_while_the_shell_starts_still_kills_its_group(
+    tmp_path: Path,
+) -> None:
+    """A turn can be cancelled twice (``tether.cancel``, then ``$/cancelRequest``): the
+    second cancel must not stop the kill of a shell that was still starting."""
+    for attempt in range(30):
+        nap = f"30.{os.getpid()}{attempt:03d}"
+        task = asyncio.ensure_future(call(COMMAND, context(tmp_path), command=f"sleep {nap}"))
+        for _ in range(attempt % 6):
+            await asyncio.sleep(0)  # a different moment of the start each time
+        while not task.done():
+            task.cancel()
+            await asyncio.sleep(0)
+        with pytest.raises(asyncio.CancelledError):
+            await task
+        deadline = time.monotonic() + 3
+        while (left := marked(nap)) and time.monotonic() < deadline:
+            await asyncio.sleep(0.05)
+        assert left == [], f"attempt {attempt}: the command's sleep survived"

@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.unit.tools import marked
 from tether.config import SandboxSettings
 from tether.tools.process_group import NEW_GROUP
 from tether.tools.sandbox import Grant, Sandbox, check, diagnose, toolchains
@@ -106,7 +107,7 @@ def test_every_process_of_the_sandbox_is_in_the_group_a_kill_reaches(tmp_path: P
     try:
         # bwrap, the sandbox's pid 1, the shell, its subshell and the two sleeps
         deadline = time.monotonic() + 10
-        while len(found := _marked(nap)) < 6 and time.monotonic() < deadline:
+        while len(found := marked(nap)) < 6 and time.monotonic() < deadline:
             time.sleep(0.02)
         assert len(found) == 6, found
         assert {pid: os.getpgid(pid) for pid in found} == dict.fromkeys(found, sandbox.pid)
@@ -114,23 +115,9 @@ def test_every_process_of_the_sandbox_is_in_the_group_a_kill_reaches(tmp_path: P
         os.killpg(sandbox.pid, signal.SIGKILL)
         sandbox.wait()
     deadline = time.monotonic() + 3
-    while _marked(nap) and time.monotonic() < deadline:
+    while marked(nap) and time.monotonic() < deadline:
         time.sleep(0.02)
-    assert _marked(nap) == []
-
-
-def _marked(needle: str) -> list[int]:
-    """Live processes whose command line holds ``needle``."""
-    found = []
-    for entry in Path("/proc").iterdir():
-        try:
-            line = (entry / "cmdline").read_bytes()
-            state = (entry / "stat").read_text().rpartition(")")[2].split()[0]
-        except (OSError, IndexError):
-            continue
-        if entry.name.isdigit() and state not in ("Z", "X") and needle.encode() in line:
-            found.append(int(entry.name))
-    return sorted(found)
+    assert marked(nap) == []
 
 
 @linux_bwrap
