@@ -16,7 +16,7 @@ folding matches them to the Kelvin sign and the long s, which the index may not 
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 
 Branches = list[list[str]]
 
@@ -27,6 +27,7 @@ _CLASS_ESCAPES = frozenset("dDwWsSbBAzntrfv")  # one character each, or zero wid
 _EXTENDED = re.compile(r"\(\?[a-zA-Z-]*x")
 _IGNORE_CASE = re.compile(r"\(\?[a-zA-Z]*i")
 _FOLDS_BEYOND_ASCII = frozenset("kKsS")
+_REPEAT = re.compile(r"\{\s*(\d+)\s*(,\s*\d*\s*)?\}")
 
 
 class _Unknown(Exception):
@@ -48,22 +49,11 @@ def required(pattern: str, ignore_case: bool) -> Branches | None:
 def _alternatives(pattern: str) -> list[str]:
     """``pattern`` split at its top-level ``|``."""
     parts: list[str] = []
-    start = i = 0
-    while i < len(pattern):
-        char = pattern[i]
-        if char == "\\":
-            i += 2
-            continue
-        if char == "[":
-            i = _class_end(pattern, i)
-            continue
-        if char == "(":
-            i = _group_end(pattern, i)
-            continue
-        if char == "|":
-            parts.append(pattern[start:i])
-            start = i + 1
-        i += 1
+    start = 0
+    for at, _ in _atoms(pattern):
+        if pattern[at] == "|":
+            parts.append(pattern[start:at])
+            start = at + 1
     parts.append(pattern[start:])
     return parts
 
@@ -78,46 +68,26 @@ def _branch(pattern: str, ignore_case: bool) -> list[str]:
             runs.append("".join(run))
         run.clear()
 
-    i, literal = 0, False  # literal: the last atom was a character added to ``run``
-    while i < len(pattern):
-        char = pattern[i]
-        if char in "?*" or (char == "{" and _repeat_min(pattern, i) == 0):
+    literal = False  # the last atom was a character added to ``run``
+    for at, end in _atoms(pattern):
+        atom, char = pattern[at:end], pattern[at]
+        if atom in ("?", "*") or (char == "{" and _repeat_min(atom) == 0):
             if literal and run:
                 run.pop()  # the atom it repeats may be absent
             cut()
-            i = _after_quantifier(pattern, i)
             literal = False
-            continue
-        if char == "+" or char == "{":
+        elif atom == "+" or char == "{":
+            if atom == "{":
+                raise _Unknown  # a "{" that repeats nothing: leave the pattern to ripgrep
             cut()  # the atom it repeats is present; what follows is not adjacent to it
-            i = _after_quantifier(pattern, i)
             literal = False
-            continue
-        literal = False
-        if char == "\\":
-            if i + 1 >= len(pattern):
-                raise _Unknown
-            escaped = pattern[i + 1]
-            if escaped in _LITERAL_ESCAPES:
-                literal = _add(run, escaped, ignore_case, cut)
-                i += 2
-                continue
-            cut()
-            i = _after_escape(pattern, i)
-            continue
-        if char == "[":
-            cut()
-            i = _class_end(pattern, i)
-            continue
-        if char == "(":
-            cut()
-            i = _group_end(pattern, i)
-            continue
-        if char in ".^$)]}":
-            cut()
+        elif char == "\\" and len(atom) == 2 and atom[1] in _LITERAL_ESCAPES:
+            literal = _add(run, atom[1], ignore_case, cut)
+        elif len(atom) > 1 or char in ".^$)]}":
+            cut()  # an escape that is no character, a class, a group
+            literal = False
         else:
             literal = _add(run, char, ignore_case, cut)
-        i += 1
     cut()
     return _trigrams(runs)
 
@@ -141,8 +111,30 @@ def _trigrams(runs: list[str]) -> list[str]:
     return chosen
 
 
-def _after_escape(pattern: str, i: int) -> int:
-    """Past the escape at ``i`` that is not a literal character."""
+def _atoms(pattern: str, i: int = 0) -> Iterator[tuple[int, int]]:
+    """Where each atom of ``pattern`` from ``i`` on starts and ends: an escape, a character
+    class, a group (each whole, nested ones included), a counted repetition ``{n,m}``,
+    or one character. The one reading of the pattern's structure the others share."""
+    while i < len(pattern):
+        match pattern[i]:
+            case "\\":
+                end = _escape_end(pattern, i)
+            case "[":
+                end = _class_end(pattern, i)
+            case "(":
+                end = _group_end(pattern, i)
+            case "{" if (repeat := _REPEAT.match(pattern, i)) is not None:
+                end = repeat.end()
+            case _:
+                end = i + 1
+        yield i, end
+        i = end
+
+
+def _escape_end(pattern: str, i: int) -> int:
+    """Past the escape at ``i``."""
+    if i + 1 >= len(pattern):
+        raise _Unknown  # a trailing backslash: ripgrep refuses it
     letter = pattern[i + 1]
     if letter in _CLASS_ESCAPES or not letter.isalnum():
         return i + 2
@@ -154,7 +146,7 @@ def _after_escape(pattern: str, i: int) -> int:
             return end + 1
         width = {"x": 2, "u": 4, "U": 8}.get(letter, 1)
         return i + 2 + width
-    raise _Unknown  # a letter escape not known here (\Q, \k<name>, \1...)
+    raise _Unknown  # a letter escape not known here (\\Q, \\k<name>, \\1...)
 
 
 def _class_end(pattern: str, i: int) -> int:
@@ -179,37 +171,14 @@ def _class_end(pattern: str, i: int) -> int:
 
 
 def _group_end(pattern: str, i: int) -> int:
-    """Past the group opening at ``i``."""
-    depth = 0
-    while i < len(pattern):
-        char = pattern[i]
-        if char == "\\":
-            i += 2
-            continue
-        if char == "[":
-            i = _class_end(pattern, i)
-            continue
-        depth += {"(": 1, ")": -1}.get(char, 0)
-        i += 1
-        if depth == 0:
-            return i
+    """Past the group opening at ``i``: its first top-level ")"."""
+    for at, end in _atoms(pattern, i + 1):
+        if pattern[at] == ")":
+            return end
     raise _Unknown
 
 
-def _repeat_min(pattern: str, i: int) -> int | None:
-    """The least count of a ``{n}``, ``{n,}`` or ``{n,m}`` at ``i``; None if it is none."""
-    match = re.match(r"\{\s*(\d+)\s*(,\s*\d*\s*)?\}", pattern[i:])
+def _repeat_min(atom: str) -> int | None:
+    """The least count of a ``{n}``, ``{n,}`` or ``{n,m}``; None if ``atom`` is none."""
+    match = _REPEAT.fullmatch(atom)
     return int(match.group(1)) if match else None
-
-
-def _after_quantifier(pattern: str, i: int) -> int:
-    if pattern[i] == "{":
-        end = pattern.find("}", i)
-        if end < 0 or _repeat_min(pattern, i) is None:
-            raise _Unknown  # a "{" that repeats nothing: leave the pattern to ripgrep
-        i = end + 1
-    else:
-        i += 1
-    if i < len(pattern) and pattern[i] in "?+":
-        i += 1  # lazy (or possessive) form
-    return i
