@@ -91,6 +91,9 @@ async function firstConnection(ctx, report) {
   report.askedInAll = state.asked.length;
   state.answers = ["deny"];
   report.reject = await prompt("run denied");
+  state.answers = ["never"];
+  report.rejectAlways = await prompt("run never");
+  report.askedAfterNever = state.asked.length;
 
   state.answers = ["allow"];
   report.patch = await prompt("patch a.py");
@@ -111,6 +114,16 @@ async function firstConnection(ctx, report) {
   report.listed = listed.sessions.map((s) => [s.sessionId, s.title]);
   report.asked = state.asked;
   report.updates = state.updates.map(([, update]) => update);
+
+  // Deny always holds in every session of the workspace: a new one is not asked.
+  const other = await ctx.request("session/new", { cwd: workspace, mcpServers: [] });
+  report.neverAgain = (
+    await ctx.request("session/prompt", {
+      sessionId: other.sessionId,
+      prompt: [{ type: "text", text: "run never again" }],
+    })
+  ).stopReason;
+  report.askedAtTheEnd = state.asked.length;
 }
 
 async function secondConnection(ctx, report) {

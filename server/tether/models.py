@@ -26,6 +26,8 @@ Role = Literal["user", "assistant", "tool"]
 RecordedDecision = Literal["allow", "deny", "dismissed", "applied"]
 # Where a remembered approval holds: this session, or every session of the workspace.
 Scope = Literal["session", "workspace"]
+# What a remembered rule says of the calls it covers: run them unasked, or deny them unasked.
+Verdict = Literal["allow", "deny"]
 RewindWhat = Literal["files", "conversation", "both"]
 
 

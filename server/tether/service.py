@@ -11,7 +11,7 @@ import logging
 from collections.abc import Awaitable, Callable, Iterable, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from tether.agent.approval import Gate
 from tether.agent.compaction import Compactor
@@ -64,8 +64,12 @@ from tether.tools.base import (
 from tether.tools.sandbox import Sandbox, check
 from tether.tools.toolbox import Toolbox, toolbox
 
+if TYPE_CHECKING:
+    from tether.index.watching import Watcher
+
 log = logging.getLogger(__name__)
 Body = Callable[[Agent], Awaitable[TurnResult]]
+Told = tuple[str, list[ToolSpec]]  # the system prompt and the tools' specs
 
 
 @dataclass(frozen=True)
@@ -111,9 +115,10 @@ class Service:
         self.editor = editor
         self.mcp = McpServers({}, self.tools) if mcp is None else mcp
         self.index = index  # None: searches run ripgrep over everything (tools.index off)
+        self._watcher: Watcher | None = None  # tether's own watch of the files, if any
         self._sandbox: Sandbox | None = None
-        self._specs: tuple[int, list[ToolSpec]] | None = None
-        self._prompt: tuple[int, str] | None = None  # (the toolbox's version, the prompt)
+        # What the model is told of the tools, by the view's owner, for the toolbox's version.
+        self._told: tuple[int, dict[str | None, Told]] = (-1, {})
         self.checkpoints = Checkpoints(
             store, workspace, documents, lambda: self.config.current.checkpoint
         )
@@ -157,12 +162,24 @@ class Service:
         return await self._resume(seen, parked, updates, decide)
 
     async def deny(
-        self, session: str, calls: list[str] | None, reason: str | None, updates: Updates
+        self,
+        session: str,
+        calls: list[str] | None,
+        reason: str | None,
+        updates: Updates,
+        remember: Scope | None = None,  # ACP's reject_always: a rule that denies
     ) -> TurnResult:
         seen, parked = self._waiting(session)
         parked.chosen(calls)
         choice = RecordedChoice(decision="deny", reason=reason or None)
-        return await self._resume(seen, parked, updates, lambda: parked.decide(calls, choice))
+
+        def decide() -> None:
+            for waiting in parked.decide(calls, choice):
+                if remember and waiting.rule_key:
+                    tool, key = waiting.pending.tool, waiting.rule_key
+                    self.asking.remember(remember, session, tool, key, "deny")
+
+        return await self._resume(seen, parked, updates, decide)
 
     async def applied(self, session: str, call: str, updates: Updates) -> TurnResult:
         """The person applied a waiting patch in the editor themselves: record it, run on."""
@@ -209,13 +226,12 @@ class Service:
         gate = self.asking if ask else self.quiet
         env = TurnEnv(seen.id, settings.turn, self.tool_context(), gate, updates, self.checkpoints)
         compactor = Compactor(provider, self.store, settings.turn)
-        agent = Agent(
-            provider, self.store, self.dispatcher, compactor, self.system_prompt, self.specs, env
-        )
+        system, specs = self.told(seen.id)
+        agent = Agent(provider, self.store, self.dispatcher, compactor, system, specs, env)
         return await self.turns.start(seen, lambda: body(agent), updates)
 
     def _parked(self, info: SessionInfo) -> ParkedReply | None:
-        return ParkedReply.load(self.store, info, self.tools, self.tool_context())
+        return ParkedReply.load(self.store, info, self.tools.view(info.id), self.tool_context())
 
     def _waiting(self, session: str) -> tuple[SessionInfo, ParkedReply]:
         info = self.turns.open(session)
@@ -250,30 +266,24 @@ class Service:
                 log.warning("commands run without a sandbox: %s", self._sandbox.cause)
         return self._sandbox
 
-    @property
-    def system_prompt(self) -> str:
-        """The system prompt, which lists the tools: built once per set of tools (an MCP
-        server's tools join it when the server has listed them)."""
-        if self._prompt is None or self._prompt[0] != self.tools.version:
-            self._prompt = (
-                self.tools.version,
-                system_prompt(self.workspace, list(self.tools.values())),
-            )
-        return self._prompt[1]
-
-    @property
-    def specs(self) -> list[ToolSpec]:
-        """What the model is told of the tools (schema generation costs ~15 ms: once per
-        set of tools; an MCP server's tools join it when the server has listed them)."""
-        if self._specs is None or self._specs[0] != self.tools.version:
+    def told(self, session: str | None) -> Told:
+        """What the model is told of the tools a session has (its view of the toolbox: an
+        ACP client's servers for it are its own): the system prompt, which lists them, and
+        their specs. Built once per set of tools (schema generation costs ~15 ms); an MCP
+        server's tools join when the server has listed them."""
+        tools = self.tools.view(session)
+        if self._told[0] != tools.version:
+            self._told = (tools.version, {})
+        cache = self._told[1]
+        if (told := cache.get(tools.owner)) is None:
             specs = [
                 ToolSpec(
                     name=t.name, description=t.description, parameters=t.params.model_json_schema()
                 )
-                for t in self.tools.values()
+                for t in tools.values()
             ]
-            self._specs = (self.tools.version, specs)
-        return self._specs[1]
+            told = cache[tools.owner] = (system_prompt(self.workspace, list(tools.values())), specs)
+        return told
 
     # -- what the editor shows ------------------------------------------------------------
 
@@ -352,7 +362,8 @@ class Service:
     async def planned_edit(self, session: str, call_id: str) -> FileEdit:
         """What a waiting patch would do to its file; ``Refused`` says why there is nothing."""
         self.store.sessions.get(session)
-        return await planned_edit(self.store, session, call_id, self.tools, self.tool_context())
+        tools = self.tools.view(session)
+        return await planned_edit(self.store, session, call_id, tools, self.tool_context())
 
     # -- remembered approvals ---------------------------------------------------------
 
@@ -432,9 +443,19 @@ class Service:
         if self.index is not None:
             await self.index.build(progress)
 
+    async def watch_files(self) -> bool:
+        """Watch the workspace's files with tether's own watcher (where the editor watches
+        none for tether); False when there is no index or the watch cannot start."""
+        if self.index is None:
+            return False
+        from tether.index.watching import Watcher  # watchfiles: only where it is used
+
+        self._watcher = Watcher(self.index)
+        return await self._watcher.start()
+
     def files_changed(self, paths: Iterable[Path], following: bool = False) -> None:
-        """Files created, changed or deleted (``following``: the editor's watcher tells
-        every change from now on, so the index may answer searches)."""
+        """Files created, changed or deleted (``following``: a watcher, the editor's or
+        tether's, tells every change from now on, so the index may answer searches)."""
         if self.index is not None:
             self.index.changed(paths)
             if following:
@@ -442,6 +463,8 @@ class Service:
 
     async def shutdown(self) -> None:
         await self.turns.shutdown()  # every call in flight is answered first
+        if self._watcher is not None:
+            await self._watcher.stop()
         if self.index is not None:
             await self.index.close()
         await self.mcp.close()

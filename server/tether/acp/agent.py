@@ -36,6 +36,7 @@ from tether.acp.prompt import Block, prompt_text
 from tether.acp.replay import replay
 from tether.acp.updates import AcpUpdates, agent_text
 from tether.acp.workspaces import Workspaces
+from tether.agent.approval import never
 from tether.errors import Refused
 from tether.models import Scope, TurnResult
 from tether.outbound import outbound
@@ -89,8 +90,8 @@ class TetherAgent:
         self, cwd: str, mcp_servers: list[Any] | None = None, **kwargs: Any
     ) -> NewSessionResponse:
         service = self.workspaces.at(cwd)
-        self.workspaces.client_servers.add(service, mcp_servers)
         session = service.open("", None)
+        self.workspaces.client_servers.name(service, session, mcp_servers)
         self.workspaces.joined(session, service)
         return NewSessionResponse(session_id=session)
 
@@ -119,8 +120,8 @@ class TetherAgent:
         belongs = service.store.sessions.get(session).workspace
         if belongs != str(service.workspace):
             raise Refused(f"session {session!r} belongs to {belongs}, not to {cwd}")
-        self.workspaces.client_servers.add(service, mcp_servers)
         service.open("", session)  # made whole where a dead server left it
+        self.workspaces.client_servers.name(service, session, mcp_servers)  # replaced
         return service, self.workspaces.joined(session, service)
 
     @answered
@@ -169,8 +170,10 @@ class TetherAgent:
             answer = await person.decide(session, call, call.summary, REMEMBERED)
             if answer is None or session in self.cancelled:
                 return
-            if answer == "deny":
-                await service.deny(session, [call.call_id], None, sink)
+            if answer in ("deny", "never"):
+                remembered: Scope | None = "workspace" if answer == "never" else None
+                why = never(REMEMBERED) if remembered else None
+                await service.deny(session, [call.call_id], why, sink, remembered)
             else:
                 remember: Scope | None = "workspace" if answer == "always" else None
                 await service.approve(session, [call.call_id], remember, sink)

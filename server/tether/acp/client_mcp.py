@@ -1,24 +1,38 @@
 """The client's MCP servers: the ``mcpServers`` of ``session/new``, ``session/load`` and
-``session/resume`` become MCP servers of the session's workspace.
+``session/resume`` become MCP servers of that session.
 
 The client is the person's editor, so its servers are the person's own choice: they start
 at once, without the ``.mcp.json`` dialog, and untrusted (every tool of theirs asks, as
 an untrusted ``mcp.servers`` entry's does). A stdio server runs in the workspace.
 
-They are kept per workspace, not per session: the first session naming a server starts
-it, its tools join the workspace's toolbox, and every session of that workspace in this
-connection is offered them (tether's tool set is the workspace's: one toolbox shared by
-the prompt, the specs, the dispatcher and parked calls; a per-session set would thread a
-second one through each). A later session naming the same server again changes nothing.
-They stop when the connection closes.
+They are the session's, not the workspace's: their tools join the workspace's toolbox as
+that session's own (``tools/toolbox.py``), so the session's prompt, the specs sent to the
+provider, its dispatcher and its parked calls see them (each through ``Toolbox.view``),
+and nothing else does: not another session of the workspace, not the LSP front and its
+``tether.tools``. A call to one of them from another session is answered as any unknown
+tool's. Each session runs its own servers (one ``McpServers`` per session): two sessions
+naming a server of one name each run theirs, whatever command each gives.
+
+Their tools are named as any MCP server's, ``mcp__SERVER__TOOL``: the model of a session
+sees one server of a name, as a name the settings or ``.mcp.json`` give a server is
+refused, and the toolbox keeps each session's own tools apart. A session's transcript
+names the tools it called; loaded later with a server of that name, it is offered that
+one's.
+
+``session/load`` and ``session/resume`` name the session's servers anew: those no longer
+named stop, those added start, those named with other settings restart, those named alike
+run on (a ``session/resume`` without ``mcpServers`` leaves them be). They all stop when the
+connection closes.
 
 An entry tether cannot use is left with a logged reason, never failing the session: an
 SSE server (deprecated by MCP; tether speaks stdio and streamable HTTP), a name MCP tool
-names cannot hold, or a name the settings or ``.mcp.json`` already give a server.
+names cannot hold, a name the settings or ``.mcp.json`` already give a server, or a name
+the same request gave before.
 """
 
 from __future__ import annotations
 
+import asyncio
 import logging
 from pathlib import Path
 from typing import Any
@@ -61,20 +75,20 @@ def converted(server: object, workspace: Path) -> tuple[str, ServerSettings]:
 
 
 class ClientServers:
-    """Each workspace's servers the client named, run by one ``McpServers`` of its own
-    that adds their tools to the workspace's toolbox."""
+    """The servers the client named for each session, run by one ``McpServers`` per
+    session that adds their tools to the workspace's toolbox as that session's own."""
 
     def __init__(self) -> None:
-        self.named: dict[Path, dict[str, ServerSettings]] = {}
-        self.running: dict[Path, McpServers] = {}
+        self.running: dict[str, McpServers] = {}  # by session
 
-    def add(self, service: Service, servers: list[Any] | None) -> None:
-        """Start the servers a session names that its workspace does not run yet."""
-        if not servers:
+    def name(self, service: Service, session: str, servers: list[Any] | None) -> None:
+        """The servers ``session`` names now: those not running start, those no longer
+        named stop, those named with other settings restart. None (a ``session/resume``
+        that names none, as it may) leaves them as they are; ``[]`` stops them all."""
+        if servers is None:
             return
-        wanted = self.named.setdefault(service.workspace, {})
-        added = False
-        for server in servers:
+        wanted: dict[str, ServerSettings] = {}
+        for server in servers or ():
             said = repr(str(getattr(server, "name", "?"))[:MAX_NAME])
             try:
                 name, settings = converted(server, service.workspace)
@@ -87,18 +101,17 @@ class ClientServers:
                     "workspace's .mcp.json name a server so",
                     said,
                 )
-            elif name not in wanted:
-                wanted[name], added = settings, True
-            elif wanted[name] != settings:
-                log.warning("the client's MCP server %s runs as it was first named", said)
-        if not added:
-            return
-        if (running := self.running.get(service.workspace)) is None:
-            running = McpServers({}, service.tools)
+            elif name in wanted:
+                log.warning("the client's MCP server %s is named twice: the first runs", said)
+            else:
+                wanted[name] = settings
+        if (running := self.running.get(session)) is None:
+            if not wanted:
+                return
+            running = McpServers({}, service.tools, session=session)
             running.start()
-            self.running[service.workspace] = running
-        running.update(wanted)  # those already running are left as they are
+            self.running[session] = running
+        running.update(wanted)  # those named alike run on
 
     async def close(self) -> None:
-        for running in self.running.values():
-            await running.close()
+        await asyncio.gather(*(running.close() for running in self.running.values()))

@@ -3,10 +3,13 @@
 
 ACP's four options map onto tether's answers: ``allow_once`` allows the call,
 ``allow_always`` allows it and remembers the rule tether offers for it (for this
-workspace, as the LSP front's "Allow always"), ``reject_once`` denies it. tether keeps no
-rules that deny, so ``reject_always`` is never offered. A ``cancelled`` outcome with no
-``session/cancel``, or an option that was not offered, leaves the call waiting, as a
-dismissed dialog does (``tether approve`` or a later prompt decides).
+workspace, as the LSP front's "Allow always"), ``reject_once`` denies it, and
+``reject_always`` denies it and remembers the same rule as one that denies: later calls it
+covers, in any session of the workspace and on either front, are denied unasked (the model
+reads which rule denied them). Both "always" options are offered together, only where tether
+can remember the call as shown. A ``cancelled`` outcome with no ``session/cancel``, or an
+option that was not offered, leaves the call waiting, as a dismissed dialog does
+(``tether approve`` or a later prompt decides).
 """
 
 from __future__ import annotations
@@ -32,6 +35,7 @@ ANSWERS: dict[str, Answer] = {
     "allow": "allow",
     "always": "always",
     "deny": "deny",
+    "never": "never",
 }
 
 
@@ -49,12 +53,16 @@ class AcpPerson:
     async def decide(
         self, session: str, call: PendingCall, preview: str, always: str | None
     ) -> Answer | None:
-        """Ask about one call (``always``: what "Allow always" remembers, if offered)."""
+        """Ask about one call (``always``: what "Allow always" and "Deny always" remember,
+        if they are offered)."""
         options = [PermissionOption(option_id="allow", name="Allow", kind="allow_once")]
         if always is not None:
             words = f"Allow always: {always}"
             options.append(PermissionOption(option_id="always", name=words, kind="allow_always"))
         options.append(PermissionOption(option_id="deny", name="Deny", kind="reject_once"))
+        if always is not None:
+            words = f"Deny always: {always}"
+            options.append(PermissionOption(option_id="never", name=words, kind="reject_always"))
         content: list[Any] = [calls.text(preview)]
         if (edit := await self._edit(session, call.call_id)) is not None:
             content = [calls.diff(edit)]

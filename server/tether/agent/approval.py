@@ -3,7 +3,12 @@
 The ``Person`` seam is the human at the editor (a dialog in the LSP front, a prompt in
 ``tether ask``, a script in tests). The ``Gate`` asks them only when nothing already
 decides: a decision recorded on the call (``tether.approve`` / ``tether.deny``, or a
-dismissed dialog, which parks the call until someone decides), then a remembered rule.
+dismissed dialog, which parks the call until someone decides), then a remembered rule that
+denies, then the person's policy (``unasked``), then a remembered rule that allows.
+
+A remembered rule allows (the person's "Allow always") or denies ("Deny always", which only
+the ACP front offers, as ``reject_always``). A call a deny rule covers is denied unasked,
+and the model reads which rule of the person's denied it, so that it does not try again.
 """
 
 from __future__ import annotations
@@ -14,12 +19,14 @@ from pathlib import Path
 from typing import Literal, Protocol
 
 from tether.errors import TetherError
-from tether.models import Frozen, PendingCall, RecordedChoice, Scope
+from tether.models import Frozen, PendingCall, RecordedChoice, Scope, Verdict
 from tether.store import Store
+from tether.store.rules import Rule
 from tether.tools.base import Preview, RuleKey
 
 log = logging.getLogger(__name__)
-Answer = Literal["allow", "always", "deny"]
+# "always": allow, and remember a rule that allows; "never": deny, and remember one that denies.
+Answer = Literal["allow", "always", "deny", "never"]
 
 
 class Allow(Frozen):
@@ -50,7 +57,7 @@ class Question(Frozen):
 
     call: PendingCall
     preview: str  # what will happen: whole, or its head and tail saying what is left out
-    always: str | None  # what "Allow always" remembers; None: it is not offered
+    always: str | None  # what "Allow always" (or "Deny always") remembers; None: not offered
 
 
 class Person(Protocol):
@@ -59,7 +66,8 @@ class Person(Protocol):
         ...
 
     async def ask(self, session: str, question: Question) -> Answer | None:
-        """Allow, allow always (only when offered), deny; None when dismissed."""
+        """Allow, allow always or deny always (only when offered), deny; None when
+        dismissed."""
         ...
 
     async def extend_budget(self, session: str, budget: int, asked: int) -> bool:
@@ -104,8 +112,8 @@ class Gate:
         unasked: str | None = None,
     ) -> Decision | None:
         """The decision on the call at ``at`` (session, reply seq, call index): recorded,
-        by the person's policy (``unasked`` says which), by a rule, or the person's answer;
-        None parks it."""
+        by a rule that denies, by the person's policy (``unasked`` says which), by a rule
+        that allows, or the person's answer; None parks it."""
         session, seq, idx = at
         match recorded:
             case RecordedChoice(decision="applied"):
@@ -114,11 +122,12 @@ class Gate:
                 return Allow()
             case RecordedChoice(decision="deny", reason=reason):
                 return Deny(reason=reason or Deny().reason)
+        rule = self._rule(session, call.tool, rule_key)
+        if rule is not None and rule.verdict == "deny":  # "never" outweighs any policy
+            return Deny(reason=denied_by(rule), by=f"rule: {rule.words} ({rule.scope})")
         if unasked is not None and recorded is None:
             return Allow(by=unasked, by_rule=True)  # nobody saw this call either
-        if rule_key is not None and (
-            rule := self.store.rules.match(session, self.workspace, call.tool, rule_key.key)
-        ):
+        if rule is not None:
             return Allow(by=f"rule: {rule.words} ({rule.scope})", by_rule=True)
         if recorded is not None or not self.person.can_ask():
             return None  # dismissed before: it waits for a decision, and is not asked again
@@ -131,10 +140,15 @@ class Gate:
             dismissed = RecordedChoice(decision="dismissed")
             self.store.transcript.record_choice(session, seq, idx, dismissed)
             return None
-        if answer == "deny":
+        # Only what was offered is remembered (a client may send "always" or "never" anyway).
+        offered = rule_key if always is not None else None
+        if answer == "never" and always is not None and offered is not None:
+            self.remember("workspace", session, call.tool, offered, "deny")
+            return Deny(reason=never(always))
+        if answer in ("deny", "never"):
             return Deny()
-        if answer == "always" and always is not None and rule_key is not None:
-            self.remember("workspace", session, call.tool, rule_key)
+        if answer == "always" and offered is not None:
+            self.remember("workspace", session, call.tool, offered)
         return Allow()
 
     async def extend_budget(self, session: str, budget: int, over: int) -> bool:
@@ -145,6 +159,33 @@ class Gate:
             log.warning("the budget question failed: %s", exc)
             return False
 
-    def remember(self, scope: Scope, session: str, tool: str, rule_key: RuleKey) -> str:
+    def remember(
+        self,
+        scope: Scope,
+        session: str,
+        tool: str,
+        rule_key: RuleKey,
+        verdict: Verdict = "allow",
+    ) -> str:
         scope_id = session if scope == "session" else self.workspace
-        return self.store.rules.add(scope, scope_id, tool, rule_key.key, rule_key.words).words
+        key, words = rule_key.key, rule_key.words
+        return self.store.rules.add(scope, scope_id, tool, key, words, verdict).words
+
+    def _rule(self, session: str, tool: str, rule_key: RuleKey | None) -> Rule | None:
+        if rule_key is None:
+            return None
+        return self.store.rules.match(session, self.workspace, tool, rule_key.key)
+
+
+def never(words: str) -> str:
+    """What the model reads of a call the person denied "always" (``words``: the rule)."""
+    return f"the person denied it, and every call like it from now on ({words}): do not try again"
+
+
+def denied_by(rule: Rule) -> str:
+    """What the model reads of a call a remembered rule denied: whose rule, what it covers."""
+    where = "this session" if rule.scope == "session" else "this workspace"
+    return (
+        f"a rule the person remembered denies it, for {where}: {rule.words}. "
+        "Every call like it is denied without asking: do not try it again"
+    )

@@ -76,7 +76,8 @@ class Dispatcher:
         return self._semaphore
 
     def prepare(self, reply: StoredReply, env: TurnEnv) -> list[Call]:
-        return [prepare(self.tools, env.ctx, idx, call) for idx, call in enumerate(reply.calls)]
+        tools = self.tools.view(env.session)  # another session's own tools are unknown here
+        return [prepare(tools, env.ctx, idx, call) for idx, call in enumerate(reply.calls)]
 
     async def dispatch(self, env: TurnEnv, reply: StoredReply, counts: Counts) -> Outcome:
         """Answer every call of ``reply``, or leave the ones that wait parked."""
@@ -190,6 +191,8 @@ class Dispatcher:
                 content, status = f"{c.call.name} failed unexpectedly: {exc!r}", "error"
             finally:
                 live.close()
+                if allowed is not None:  # it may have changed files: searches catch up first
+                    ctx.index.unsure()
             sandboxed = c.tool.sandboxed(ctx) if isinstance(c.tool, Sandboxable) else None
             by = allowed.by if allowed else None
             answers.answer(c.idx, status, content, decided_by=by, sandboxed=sandboxed)

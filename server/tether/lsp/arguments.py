@@ -14,7 +14,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, SerializationInfo, model_serializer
 
 from tether.mcp_source.servers import State
-from tether.models import RewindWhat, Scope, SessionStatus, Task
+from tether.models import RewindWhat, Scope, SessionStatus, Task, Verdict
 
 
 class Argument(BaseModel):
@@ -143,7 +143,8 @@ class RuleArgument(Argument):
 
 
 class RuleInfo(BaseModel):
-    """A remembered approval: which tool, what it covers (in words), where it holds."""
+    """A remembered approval: which tool, what it covers (in words), where it holds, and
+    whether it allows those calls or denies them (ACP's reject_always)."""
 
     id: str
     tool: str
@@ -151,6 +152,7 @@ class RuleInfo(BaseModel):
     scope: Scope
     session: str | None = None  # for a rule of one session
     created: str
+    verdict: Verdict
 
 
 class Rules(BaseModel):

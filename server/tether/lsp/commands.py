@@ -214,6 +214,7 @@ async def rules(ls: TetherServer, arg: NoArgument) -> Rules:
             scope=rule.scope,
             session=rule.scope_id if rule.scope == "session" else None,
             created=rule.created,
+            verdict=rule.verdict,
         )
         for rule in ls.service.rules()
     ]

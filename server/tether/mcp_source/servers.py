@@ -63,7 +63,8 @@ class _Task:
 class McpServers:
     """The servers of the settings, and those of the workspace's ``.mcp.json`` (``waiting``
     until the person allowed their entry: see ``workspace.py``). A name in both is the
-    settings' server. ``tell`` says something to the person (a server that failed)."""
+    settings' server. ``tell`` says something to the person (a server that failed).
+    ``session``: the servers are that session's own, their tools in its view only."""
 
     def __init__(
         self,
@@ -72,9 +73,11 @@ class McpServers:
         workspace: Mapping[str, WorkspaceServer] | None = None,
         permits: Permits | None = None,
         tell: Callable[[str], None] | None = None,
+        session: str | None = None,
     ) -> None:
         self.servers = dict(servers)
         self.toolbox = toolbox
+        self.session = session  # whose tools they are: one session's, or (None) every one's
         self.permits = permits
         self.tell = tell
         self.waiting = {
@@ -237,22 +240,24 @@ class McpServers:
         from tether.mcp_source.connection import last_words, listed_tools, opened, reason
         from tether.mcp_source.tool import McpTool
 
-        added: list[str] = []
+        added = False
+        source = f"mcp:{name}"
         stderr = StderrTail(name) if isinstance(settings, McpStdioServer) else None
         try:
             async with opened(name, settings, stderr) as run:
                 listed = await listed_tools(run.session)
                 tools = [McpTool(name, settings, t, run) for t in listed]
                 tools = [t for t in tools if settings.offers(t.spec.name)]
-                self.toolbox.add(tools, source=f"mcp:{name}")
-                added = [t.name for t in tools]
-                self._set(name, stop, ServerState("running", tools=len(added)))
-                log.info("MCP server %s: %d tools", name, len(added))
+                self.toolbox.add(tools, source, self.session)
+                added = True
+                self._set(name, stop, ServerState("running", tools=len(tools)))
+                log.info("MCP server %s: %d tools", name, len(tools))
                 await _first(stop, run.ended)
+                # At once, before the server is ended: no new call goes to it.
+                self.toolbox.remove(source, self.session)
+                added = False
                 if stop.is_set():
                     return None
-                self.toolbox.remove(added)  # at once: no new call goes to a dead server
-                added = []
                 return f"it ended; {await run.last()}"
         except asyncio.CancelledError:
             raise
@@ -262,7 +267,8 @@ class McpServers:
             told = await last_words(name, stderr)
             return f"{said} ({reason(exc)}); {told}"
         finally:
-            self.toolbox.remove(added)
+            if added:
+                self.toolbox.remove(source, self.session)
 
 
 async def _first(*events: asyncio.Event) -> None:

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import shlex
 from typing import Any, ClassVar, Protocol
 
 import jsonschema
@@ -21,7 +22,7 @@ from jsonschema.protocols import Validator
 from jsonschema.validators import validator_for
 from pydantic import RootModel, model_validator
 
-from tether.config import McpServer
+from tether.config import McpHttpServer, McpServer, McpStdioServer
 from tether.errors import ToolError
 from tether.tools.base import Preview, RuleKey, ToolContext, quoted
 
@@ -30,6 +31,16 @@ SEPARATOR = "__"
 
 def tool_name(server: str, tool: str) -> str:
     return f"mcp{SEPARATOR}{server}{SEPARATOR}{tool}"
+
+
+def launch(settings: McpServer) -> str:
+    """How the server runs, as a person reads it: its command line (and folder), or its URL."""
+    if isinstance(settings, McpStdioServer):
+        line = shlex.join([settings.command, *settings.args])
+        return f"{line} in {settings.cwd}" if settings.cwd else line
+    if isinstance(settings, McpHttpServer):
+        return settings.url
+    return "?"
 
 
 class Connection(Protocol):
@@ -111,7 +122,10 @@ class McpTool:
         return Preview(text=head + arguments[:half] + middle + arguments[-half:], whole=False)
 
     def rule_key(self, params: McpArguments, ctx: ToolContext) -> RuleKey | None:
-        return RuleKey(key=self.name, words=f"every call of {self.name}")
+        # The server as it runs is part of the key: a rule for one session's `ed` never
+        # covers another's `ed` that runs something else, nor an entry whose command changed.
+        runs = launch(self.settings)
+        return RuleKey(key=f"{self.name} {runs}", words=f"every call of {self.name} ({runs})")
 
     async def run(self, params: McpArguments, ctx: ToolContext) -> str:
         try:

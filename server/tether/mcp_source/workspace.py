@@ -107,7 +107,8 @@ def _first(exc: ValidationError) -> str:
 
 def allowed(rules: RuleBook, workspace: str, server: WorkspaceServer) -> bool:
     """Whether the person allowed this very entry in this workspace."""
-    return rules.match("", workspace, PERMIT_TOOL, server.key) is not None
+    rule = rules.match("", workspace, PERMIT_TOOL, server.key)
+    return rule is not None and rule.verdict == "allow"
 
 
 class Asker(Protocol):

@@ -74,6 +74,7 @@ CREATE TABLE IF NOT EXISTS rules (
     key TEXT NOT NULL,
     words TEXT NOT NULL,
     created TEXT NOT NULL,
+    verdict TEXT NOT NULL DEFAULT 'allow' CHECK (verdict IN ('allow', 'deny')),
     UNIQUE (scope, scope_id, tool, key)
 );
 CREATE TABLE IF NOT EXISTS checkpoints (
@@ -138,6 +139,8 @@ ADDED_COLUMNS = [
     ("tool_calls", "decision", "TEXT"),
     ("tool_calls", "decision_reason", "TEXT"),
     ("tool_calls", "sandboxed", "INTEGER"),
+    # Rules that deny came later: every rule of an earlier store allowed.
+    ("rules", "verdict", "TEXT NOT NULL DEFAULT 'allow' CHECK (verdict IN ('allow', 'deny'))"),
 ]
 
 

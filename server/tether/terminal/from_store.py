@@ -64,7 +64,7 @@ def sessions(store: Store, workspace: Path) -> int:
 
 def rules(store: Store, workspace: Path) -> int:
     listed = [
-        {"id": str(r.id), "tool": r.tool, "match": r.words, "scope": r.scope}
+        {"id": str(r.id), "tool": r.tool, "match": r.words, "scope": r.scope, "verdict": r.verdict}
         | ({"session": r.scope_id} if r.scope == "session" else {})
         for r in store.rules.of_workspace(str(workspace))
     ]
@@ -116,13 +116,14 @@ def rewind(store: Store, workspace: Path, session: str, turn: int | None, what: 
 
 
 def show_rules(listed: list[dict[str, Any]], workspace: Path) -> None:
-    """The remembered approvals, one a line, with what each covers."""
+    """The remembered approvals, one a line: whether each allows or denies, what it covers."""
     if not listed:
         Console().note(f"no remembered approvals in {workspace}", None)
         return
     for rule in listed:
         where = f"session {rule['session']}" if rule.get("session") else "workspace"
-        line = f"{rule['id']:>4}  {rule['tool']:<8} {where:<20} {rule['match']}"
+        says = f"{rule['verdict']:<5}  {rule['tool']:<8} {where:<20} {rule['match']}"
+        line = f"{rule['id']:>4}  {says}"
         print(visible(line))
     Console().note("forget one with `tether forget ID`", None)
 

@@ -178,7 +178,12 @@ async def test_a_call_parked_in_the_lsp_front_is_decided_in_the_next_acp_prompt(
 
     ((asked, options),) = acp.editor.asked
     assert asked.title == "echo ok > from-vscode.txt"
-    assert [o.kind for o in options] == ["allow_once", "allow_always", "reject_once"]
+    assert [o.kind for o in options] == [
+        "allow_once",
+        "allow_always",
+        "reject_once",
+        "reject_always",
+    ]
     assert (workspace / "from-vscode.txt").read_text() == "ok\n"
     assert acp.editor.said(parked["session"]) == "made itand this is the new prompt's answer"
     assert stub.requests[2]["messages"][-1]["content"] == "go on"

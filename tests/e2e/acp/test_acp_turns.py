@@ -87,7 +87,12 @@ async def test_allow_once_runs_the_command_and_streams_its_output(
     assert await acp.prompt(session, "run it") == "end_turn"
 
     ((asked, options),) = acp.editor.asked
-    assert [o.kind for o in options] == ["allow_once", "allow_always", "reject_once"]
+    assert [o.kind for o in options] == [
+        "allow_once",
+        "allow_always",
+        "reject_once",
+        "reject_always",
+    ]
     assert asked.title is not None and "echo streamed-out" in asked.title
     assert (workspace / "made.txt").read_text() == "x\n"
     (start,) = acp.editor.of("tool_call", session)

@@ -1,6 +1,8 @@
 """The official ACP TypeScript SDK (``@agentclientprotocol/sdk``, editors/acp/client.mjs)
-drives ``tether acp`` end to end: concurrent reads through the client, permissions, a
-patch with its diff written through the client, cancel, list, and a load that replays.
+drives ``tether acp`` end to end: concurrent reads through the client, permissions (allow
+once, allow always, reject once, reject always: denied in a new session without a
+question), a patch with its diff written through the client, cancel, list, and a load that
+replays.
 
 Runs where Node is: on the PATH, or the one the VS Code end-to-end tests install."""
 
@@ -55,9 +57,13 @@ def test_the_typescript_sdk_drives_a_whole_session(
         text("ran again"),
         tool_calls(("command", {"command": "touch denied.txt"})),
         text("denied"),
+        tool_calls(("command", {"command": "touch never.txt"})),
+        text("denied always"),
         tool_calls(("patch", patch)),
         text("patched"),
         endless(),
+        tool_calls(("command", {"command": "touch never.txt"})),
+        text("denied unasked"),
     )
     agent = [sys.executable, "-m", "tether", "acp"]
     env = {**server_env(stub, home), "PATH": os.environ.get("PATH", "")}
@@ -74,8 +80,9 @@ def test_the_typescript_sdk_drives_a_whole_session(
     assert done.returncode == 0, done.stderr[-3000:]
     report: dict[str, Any] = json.loads(done.stdout.splitlines()[-1])
     assert report["loadSession"] is True
-    stops = ["read", "allowOnce", "allowAlways", "notAskedAgain", "reject", "patch", "cancel"]
-    assert [report[s] for s in stops] == ["end_turn"] * 6 + ["cancelled"]
+    stops = ["read", "allowOnce", "allowAlways", "notAskedAgain", "reject", "rejectAlways"]
+    stops += ["patch", "cancel", "neverAgain"]
+    assert [report[s] for s in stops] == ["end_turn"] * 7 + ["cancelled", "end_turn"]
     # Both reads asked the client, together; a.py's unsaved text is what the model read.
     assert report["mostReading"] == 2
     assert sorted(report["reads"]) == [str(workspace / "a.py"), str(workspace / "b.py")]
@@ -85,8 +92,15 @@ def test_the_typescript_sdk_drives_a_whole_session(
     assert report["askedAfterAlways"] == report["askedInAll"] == 2
     assert not (workspace / "denied.txt").exists()
     asked = report["asked"]
-    assert asked[0]["kinds"] == ["allow_once", "allow_always", "reject_once"]
-    (diff,) = asked[3]["toolCall"]["content"]
+    assert asked[0]["kinds"] == ["allow_once", "allow_always", "reject_once", "reject_always"]
+    # Deny always: denied, and in a new session of the workspace denied with no question;
+    # the model read why both times.
+    assert report["askedAfterNever"] == 4 and report["askedAtTheEnd"] == 5
+    assert not (workspace / "never.txt").exists()
+    answers = [[m["content"] for m in r["messages"] if m["role"] == "tool"] for r in stub.requests]
+    assert answers[11][-1].startswith("denied: the person denied it, and every call like it")
+    assert "a rule the person remembered denies it" in answers[-1][-1]
+    (diff,) = asked[4]["toolCall"]["content"]
     assert diff == {
         "type": "diff",
         "path": str(workspace / "a.py"),
@@ -96,9 +110,9 @@ def test_the_typescript_sdk_drives_a_whole_session(
     assert report["writes"] == [[str(workspace / "a.py"), "x = 1\ny = 3\n"]]
     updates = report["updates"]
     kinds = [u["kind"] for u in updates if u["sessionUpdate"] == "tool_call"]
-    assert kinds == ["read", "read", "execute", "execute", "execute", "execute", "edit"]
+    assert kinds == ["read", "read"] + ["execute"] * 5 + ["edit"]
     assert any(u["sessionUpdate"] == "usage_update" for u in updates)
     assert report["listed"] == [[report["session"], "read both"]]
     assert report["firstExit"] == report["secondExit"] == 0
     replayed = report["replayed"]
-    assert replayed.count("user_message_chunk") == 7 and replayed.count("tool_call") == 7
+    assert replayed.count("user_message_chunk") == 8 and replayed.count("tool_call") == 8

@@ -1,5 +1,6 @@
-"""The gate: a recorded decision, then a remembered rule, then the person; a dismissed
-question parks the call and is not asked again."""
+"""The gate: a recorded decision, then a remembered rule (one that denies before the policy
+and any that allows), then the person; a dismissed question parks the call and is not asked
+again; "Deny always" remembers a rule that denies."""
 
 from __future__ import annotations
 
@@ -117,4 +118,49 @@ async def test_allow_always_is_not_offered_for_a_call_not_shown_whole(gate: Gate
     person(gate).decisions = ["always"]  # a client that sends it anyway
     assert await gate.decide(at, CALL, cut, KEY, None) == Allow()
     assert person(gate).questions[0].always is None
+    assert gate.store.rules.match(at[0], gate.workspace, "command", KEY.key) is None
+
+
+async def test_a_deny_rule_denies_without_asking_and_the_model_reads_which(gate: Gate) -> None:
+    at = reply_at(gate)
+    gate.remember("workspace", at[0], "command", KEY, "deny")
+    decision = await gate.decide(at, CALL, no_preview, KEY, None)
+    assert isinstance(decision, Deny) and decision.by == f"rule: {KEY.words} (workspace)"
+    assert "remembered" in decision.reason and KEY.words in decision.reason
+    assert "do not try it again" in decision.reason and person(gate).asked == []
+
+
+async def test_a_deny_rule_outweighs_an_allow_rule_and_the_policy(gate: Gate) -> None:
+    at = reply_at(gate)
+    gate.remember("session", at[0], "command", KEY)
+    gate.remember("workspace", at[0], "command", KEY, "deny")
+    decision = await gate.decide(at, CALL, no_preview, KEY, None, unasked="sandboxed")
+    assert isinstance(decision, Deny) and person(gate).asked == []
+
+
+async def test_a_decision_recorded_on_the_call_outweighs_a_deny_rule(gate: Gate) -> None:
+    at = reply_at(gate)
+    gate.remember("workspace", at[0], "command", KEY, "deny")
+    approved = RecordedChoice(decision="allow")
+    assert await gate.decide(at, CALL, no_preview, KEY, approved) == Allow()
+
+
+async def test_deny_always_denies_and_remembers_a_workspace_deny_rule(gate: Gate) -> None:
+    at = reply_at(gate)
+    person(gate).decisions = ["never"]
+    decision = await gate.decide(at, CALL, preview, KEY, None)
+    assert isinstance(decision, Deny) and KEY.words in decision.reason
+    rule = gate.store.rules.match("another session", gate.workspace, "command", KEY.key)
+    assert rule is not None and (rule.verdict, rule.scope) == ("deny", "workspace")
+    again = await gate.decide(reply_at(gate), CALL, no_preview, KEY, None)
+    assert isinstance(again, Deny) and len(person(gate).asked) == 1
+
+
+async def test_deny_always_is_not_remembered_for_a_call_not_shown_whole(gate: Gate) -> None:
+    async def cut(budget: int) -> Preview:
+        return Preview(text="$ echo …[cut]… rm -rf ~", whole=False)
+
+    at = reply_at(gate)
+    person(gate).decisions = ["never"]  # a client that sends it anyway
+    assert await gate.decide(at, CALL, cut, KEY, None) == Deny()
     assert gate.store.rules.match(at[0], gate.workspace, "command", KEY.key) is None

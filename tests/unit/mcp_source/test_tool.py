@@ -10,7 +10,7 @@ import mcp.types as mt
 import pytest
 from pydantic import ValidationError
 
-from tether.config import McpStdioServer, ToolsSettings
+from tether.config import McpHttpServer, McpStdioServer, ToolsSettings
 from tether.errors import ToolError
 from tether.mcp_source.tool import McpTool, rendered
 from tether.tools.base import NoDocuments, ToolContext
@@ -101,10 +101,27 @@ async def test_allow_always_remembers_the_one_tool_and_the_dialog_shows_the_argu
     tool = wrapped()
     params = tool.params.model_validate({"query": "x" * 10_000})
     key = tool.rule_key(params, CTX)
-    assert key is not None and key.key == "mcp__db__search"
+    assert key is not None and key.key == "mcp__db__search srv"
+    assert key.words == "every call of mcp__db__search (srv)"
     shown = await tool.preview(params, CTX, 1_000)
     assert not shown.whole and "'db'" in shown.text and "not shown" in shown.text
     assert (await tool.preview(tool.params.model_validate({"query": "q"}), CTX, 1_000)).whole
+
+
+def test_a_rule_covers_the_tool_of_the_server_as_it_runs_not_another_of_its_name() -> None:
+    """Two ACP sessions may each name an `ed` server that runs something else: a rule for
+    one must not cover the other's, nor an entry whose command was changed."""
+    spec = mt.Tool(name="look", input_schema=SCHEMA)
+    one = McpTool("ed", McpStdioServer(command="ed", args=["--a"], cwd="/ws"), spec, Scripted())
+    params = one.params.model_validate({"query": "q"})
+    two = McpTool("ed", McpStdioServer(command="ed", args=["--b"]), spec, Scripted())
+    web = McpTool("ed", McpHttpServer(url="https://x.example/mcp"), spec, Scripted())
+    keys = [tool.rule_key(params, CTX) for tool in (one, two, web)]
+    assert [key.key if key else None for key in keys] == [
+        "mcp__ed__look ed --a in /ws",
+        "mcp__ed__look ed --b",
+        "mcp__ed__look https://x.example/mcp",
+    ]
 
 
 def test_images_and_binary_resources_are_named_not_inlined() -> None:
@@ -142,11 +159,11 @@ def test_an_error_result_is_a_tool_error_with_its_text() -> None:
 def test_a_built_in_tool_keeps_its_name_and_every_change_is_counted() -> None:
     first, second = wrapped(), wrapped()
     box = Toolbox([first])
-    box.add([second])
+    box.add([second], source="mcp:db")
     assert box["mcp__db__search"] is first and box.version == 1
-    box.remove(["mcp__db__search"])
+    box.remove("builtin")
     assert len(box) == 0 and box.version == 2
-    box.remove(["mcp__db__search"])  # nothing left to remove: what the model is told stands
+    box.remove("builtin")  # nothing left to remove: what the model is told stands
     assert box.version == 2
 
 

@@ -70,3 +70,10 @@ async def test_an_allowed_entry_is_remembered_and_a_changed_one_is_not(tmp_path:
     assert person.asked == [("git", f"uvx (in {tmp_path})")]
     (rule,) = store.rules.of_workspace("/ws")
     assert rule.tool == "mcp-server" and "git" in rule.words and "uvx" in rule.words
+
+
+async def test_a_rule_that_denies_never_lets_an_entry_start(tmp_path: Path) -> None:
+    store = Store(tmp_path / "s.sqlite3")
+    entry = workspace_servers(written(tmp_path, {"git": {"command": "uvx"}}))[0]["git"]
+    store.rules.add("workspace", "/ws", "mcp-server", entry.key, "git", "deny")
+    assert not Permits(store.rules, "/ws", Answering(True)).allowed(entry)

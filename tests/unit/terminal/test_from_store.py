@@ -89,3 +89,17 @@ def test_sessions_table_is_newest_first(capsys: pytest.CaptureFixture[str]) -> N
     assert header.split() == ["ID", "STATUS", "UPDATED", "TITLE"]
     assert first.startswith("new ") and first.endswith("two lines")
     assert second.startswith("old ")
+
+
+def test_tether_rules_says_which_rules_allow_and_which_deny(
+    store: Store, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    where = str(tmp_path)
+    store.rules.add("workspace", where, "command", "echo hi", "run exactly `echo hi`")
+    store.rules.add("workspace", where, "command", "rm", "run exactly `rm x`", "deny")
+
+    assert from_store.rules(store, tmp_path) == 0
+
+    allow, deny = capsys.readouterr().out.splitlines()
+    assert allow.split()[1:3] == ["allow", "command"] and allow.endswith("run exactly `echo hi`")
+    assert deny.split()[1:3] == ["deny", "command"] and deny.endswith("run exactly `rm x`")

@@ -282,7 +282,8 @@ export interface Rules {
   rules: RuleInfo[];
 }
 /**
- * A remembered approval: which tool, what it covers (in words), where it holds.
+ * A remembered approval: which tool, what it covers (in words), where it holds, and
+ * whether it allows those calls or denies them (ACP's reject_always).
  */
 export interface RuleInfo {
   created: string;
@@ -291,6 +292,7 @@ export interface RuleInfo {
   scope: 'session' | 'workspace';
   session?: string;
   tool: string;
+  verdict: 'allow' | 'deny';
 }
 export interface RunArgument {
   prompt: string;
