@@ -121,6 +121,9 @@ async def by_ripgrep(
 async def _disk(
     rg: str, args: list[str], search: Search, limit: int, files: list[bytes] | None
 ) -> Found | None:
+    if files is None and not search.top.is_dir() and not search.on_disk(search.top):
+        files = []  # one file the glob leaves out: ripgrep would print each of its matches
+        # (all 600,000 lines of a log for "$") only for them to be dropped here, uncounted
     if files is not None:
         return await _listed(rg, [*args, "--regexp", search.pattern], search, limit, files)
     if search.glob and (names := search.glob.name_part()) and "\\" not in names:
@@ -128,9 +131,7 @@ async def _disk(
         args = [*args, "--type-add", f"tether:{names}", "--type", "tether"]
     args = [*args, "--regexp", search.pattern]
     async with ripgrep.running(rg, args, search.ctx, search.top) as proc:
-        if proc is None:
-            return None  # ripgrep went away: search in Python
-        return await _collect(proc, limit, search.disk_name)
+        return await _from_disk(proc, limit, search)
 
 
 async def _listed(
@@ -139,11 +140,15 @@ async def _listed(
     if not files:  # ripgrep handed no path would search its working directory: an empty
         # text instead, so that a pattern it refuses is refused as it would be
         async with ripgrep.searching_text(rg, args, b"", search.ctx.workspace) as proc:
-            return None if proc is None else await _collect(proc, limit, search.disk_name)
+            return await _from_disk(proc, limit, search)
     async with ripgrep.listed(rg, args, search.ctx.workspace, files) as proc:
-        if proc is None:
-            return None
-        return await _collect(proc, limit, search.disk_name)
+        return await _from_disk(proc, limit, search)
+
+
+async def _from_disk(proc: ripgrep.Process | None, limit: int, search: Search) -> Found | None:
+    """None when ripgrep could not start (the search is made in Python) or refused the pattern."""
+    every = not (search.live or search.glob)  # disk_name names every file
+    return None if proc is None else await _collect(proc, limit, search.disk_name, every)
 
 
 async def _live(
@@ -155,18 +160,19 @@ async def _live(
     async with slots, ripgrep.searching_text(rg, args, data, search.ctx.workspace) as proc:
         if proc is None:
             return None
-        return await _collect(proc, limit, lambda _: name)
+        return await _collect(proc, limit, lambda _: name, every=True)
 
 
 async def _collect(
-    proc: ripgrep.Process, limit: int, name_of: Callable[[str], str | None]
+    proc: ripgrep.Process, limit: int, name_of: Callable[[str], str | None], every: bool
 ) -> Found | None:
-    """The matches ripgrep prints; None when it refused the pattern."""
+    """The matches ripgrep prints; None when it refused the pattern. ``every``: ``name_of``
+    names every file (never None)."""
     assert proc.stdout is not None and proc.stderr is not None
     errors = asyncio.ensure_future(proc.stderr.read())
     try:
         try:
-            found, finished = await _read(proc.stdout, limit, name_of)
+            found, finished = await _read(proc.stdout, limit, name_of, every)
         except ValueError:  # a line past the stream limit, or output that is not JSON
             raise ToolError("ripgrep printed a line too long to read; narrow the search") from None
         if not found.counting_stopped:
@@ -183,20 +189,27 @@ async def _collect(
 
 
 async def _read(
-    stdout: asyncio.StreamReader, limit: int, name_of: Callable[[str], str | None]
+    stdout: asyncio.StreamReader, limit: int, name_of: Callable[[str], str | None], every: bool
 ) -> tuple[Found, bool]:
     """The matches in ripgrep's JSON events; whether it got as far as its summary."""
     found, finished = Found(), False
     shown: str | None = None  # the file whose matches come next, or None to skip them
+    begin: bytes | None = None  # its "begin" event, read when its name is needed (past
+    # max_results, when every file counts, never: a common pattern begins most files)
     async for batch in ripgrep.lines(stdout):
         for raw in batch:
             if raw.startswith(_MATCH):
-                if shown is None:
-                    continue
-                if len(found.hits) >= limit:  # past max_results only the count matters
-                    if not found.count(limit):
+                full = len(found.hits) >= limit
+                if begin is not None and not (full and every):
+                    shown = name_of(os.fsdecode(_raw(json.loads(begin)["data"]["path"])))
+                    begin = None
+                if full:  # past max_results only the count matters
+                    wanted = begin is not None or shown is not None
+                    if wanted and not found.count(limit):
                         return found, finished
                     continue
+                if shown is None:
+                    continue  # a file whose matches are not wanted
                 data = json.loads(raw)["data"]
                 line = _raw(data["lines"])
                 at = data["submatches"][0]["start"] if data["submatches"] else 0
@@ -205,7 +218,7 @@ async def _read(
                 if not found.add(shown, data["line_number"], text, start, limit):
                     return found, finished
             elif raw.startswith(_BEGIN):
-                shown = name_of(os.fsdecode(_raw(json.loads(raw)["data"]["path"])))
+                begin, shown = raw, None
             elif raw and not raw.startswith(_END):
                 finished |= json.loads(raw)["type"] == "summary"
     return found, finished

@@ -6,14 +6,16 @@ import asyncio
 import importlib
 from collections.abc import Callable
 from dataclasses import dataclass
-from functools import cache
+from functools import cache, partial
+from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict, Field
-from tree_sitter import Language, Node, Parser
+from tree_sitter import Language, Node, Tree
 
 from tether.errors import ToolError
 from tether.tools.base import ToolContext
 from tether.tools.paths import checked, named, reads_inside, shown
+from tether.tools.syntax_trees import RecentTrees
 from tether.tools.text import load_text
 
 # extension -> (grammar module, its language function, the node table below)
@@ -189,7 +191,7 @@ class Outline:
             supported = ", ".join(_GRAMMARS)
             raise ToolError(f"outline does not know {name}'s language; it reads {supported}")
         text = await load_text(ctx, path)
-        lines = await asyncio.to_thread(_outline, text, grammar)
+        lines = await asyncio.to_thread(_outline, text, grammar, path)
         if not lines:
             return f"{name} defines no functions or classes"
         out = "\n".join(lines)
@@ -199,9 +201,18 @@ class Outline:
         return out
 
 
-def _outline(text: str, grammar: tuple[str, str, str]) -> list[str]:
+_RECENT = RecentTrees()
+
+
+def _outline(text: str, grammar: tuple[str, str, str], path: Path) -> list[str]:
     module, function, table = grammar
-    tree = Parser(_language(module, function)).parse(text.encode(errors="surrogatepass"))
+    data = text.encode(errors="surrogatepass")
+    return _RECENT.lines(
+        (path, module, function), _language(module, function), data, partial(_lines, table)
+    )
+
+
+def _lines(table: str, tree: Tree) -> list[str]:
     lines: list[str] = []
     _visit(tree.root_node, _TABLES[table], 0, None, lines)
     if lines and tree.root_node.has_error:

@@ -1,0 +1,78 @@
+"""How index-grep reads ripgrep's output: no more of it than the answer needs."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.unit.tools import call, context, write
+from tether.errors import ToolError
+from tether.tools import grep_search
+from tether.tools.index_grep import IndexGrep
+from tether.tools.ripgrep import find_rg
+
+
+def recording_rg(tmp_path: Path) -> tuple[IndexGrep, Path]:
+    """index-grep with a ripgrep that appends its arguments (one a line) to a file first."""
+    rg, log = find_rg(), tmp_path / "rg.args"
+    assert rg is not None
+    script = f'#!/bin/sh\nfor a in "$@"; do printf \'%s\\n\' "$a" >> {log}; done\nexec {rg} "$@"\n'
+    wrapper = write(tmp_path, "rg", script)
+    wrapper.chmod(0o755)
+    return IndexGrep(rg=lambda: str(wrapper)), log
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="the recording ripgrep is a shell script")
+async def test_a_file_the_glob_leaves_out_is_not_handed_to_ripgrep(tmp_path: Path) -> None:
+    ws = tmp_path / "ws"
+    write(ws, "big.log", "a line of a log\n" * 20_000)  # "$" matches every line
+    grep, log = recording_rg(tmp_path)
+    out = await call(grep, context(ws), pattern="$", path="big.log", glob="*.py")
+    assert out == "no matches for '$' in big.log (files matching *.py)"
+    assert "big.log" not in log.read_text().splitlines()
+    # A pattern ripgrep refuses is refused all the same.
+    with pytest.raises(ToolError, match="invalid regex"):
+        await call(grep, context(ws), pattern="(?<=a)b", path="big.log", glob="*.py")
+
+
+class CountingJson:
+    """The ``json`` module as grep_search sees it, counting the events it decodes."""
+
+    def __init__(self) -> None:
+        self.decoded = 0
+
+    def loads(self, raw: bytes) -> Any:
+        self.decoded += 1
+        return json.loads(raw)
+
+
+async def test_past_max_results_the_files_are_counted_unread(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    for n in range(30):
+        write(tmp_path, f"f{n:02}.txt", "hit\n")
+    counting = CountingJson()
+    monkeypatch.setattr(grep_search, "json", counting)
+    out = await call(IndexGrep(), context(tmp_path), pattern="hit", max_results=5)
+    assert out.splitlines() == [
+        *(f"f{n:02}.txt:1: hit" for n in range(5)),
+        "[25 more matching lines not shown; narrow with path or glob, or raise max_results]",
+    ]
+    # Five files' "begin" and "match" events and the summary: not the 25 files past them.
+    assert counting.decoded == 11
+
+
+async def test_past_max_results_only_the_files_the_glob_keeps_are_counted(tmp_path: Path) -> None:
+    for n in range(6):
+        write(tmp_path, f"src/s{n}.txt", "hit\n")
+        write(tmp_path, f"other/o{n}.txt", "hit\nhit\n")
+    out = await call(IndexGrep(), context(tmp_path), pattern="hit", glob="src/**", max_results=2)
+    assert out.splitlines() == [
+        "src/s0.txt:1: hit",
+        "src/s1.txt:1: hit",
+        "[4 more matching lines not shown; narrow with path or glob, or raise max_results]",
+    ]
