@@ -102,7 +102,8 @@ class Glob:
         """Whether the path ``rel`` (or its base name) matches; a name that is not UTF-8 is
         matched as it is shown, escaped."""
         subject = rel if self.anchored else rel.rpartition("/")[2]
-        return self._regex.fullmatch(escape_surrogates(subject)) is not None
+        # As UTF-8 bytes: RE2's wrapper maps a str's offsets back, 2.6 times the cost.
+        return self._regex.fullmatch(escape_surrogates(subject).encode()) is not None
 
     def finds(self, ctx: ToolContext, top: Path, path: Path) -> bool:
         """Whether a search of ``top`` finds ``path``: its path from the root or from ``top``."""
