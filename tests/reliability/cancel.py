@@ -41,6 +41,7 @@ from tests.reliability.harness import (
     Report,
     Wire,
     answering,
+    campaign_workspace,
     check_history,
     check_request,
     start,
@@ -49,7 +50,6 @@ from tests.reliability.harness import (
 from tests.reliability.servers import calls_saying, prompt_of, said
 from tests.support import anthropic_stub, provider_stub
 from tests.support.loopback import LoopbackStub, Scripted
-from tests.support.repositories import git_repository
 
 SCENARIOS = ("stream", "hang", "reads", "command", "dialog", "mixed", "parked")
 ROUTES = ("tether.cancel", "$/cancelRequest", "progress")
@@ -121,9 +121,7 @@ class Cancel:
         self.turns = turns
         self.report = Report("cancel anywhere", seed)
         self.home = root / "home"
-        (root / "ws").mkdir(parents=True, exist_ok=True)
-        self.workspace = git_repository(root / "ws")
-        (self.workspace / "notes.txt").write_text("line one\nline two\n")
+        self.workspace = campaign_workspace(root)
         self.pids = self.workspace / "pids"
         self.pids.mkdir()
         self.sent = 0

@@ -29,6 +29,7 @@ from tests.reliability.harness import (
     answering,
     as_json,
     calls,
+    campaign_workspace,
     check_history,
     check_request,
     last_user_text,
@@ -36,7 +37,6 @@ from tests.reliability.harness import (
     text,
 )
 from tests.support.loopback import LoopbackStub, Scripted
-from tests.support.repositories import git_repository
 
 SCENARIOS = (
     *("stream", "batch", "command", "dialog", "park", "patch", "compaction", "scheduled"),
@@ -82,10 +82,7 @@ class Crash:
         self.wire = wire
         self.report = Report(f"crash anywhere ({wire})", seed)
         self.home = root / "home"
-        (root / "ws").mkdir(parents=True, exist_ok=True)
-        self.workspace = git_repository(root / "ws")
-        (self.workspace / "notes.txt").write_text("line one\nline two\n")
-        (self.workspace / "code.py").write_text("def f():\n    return 1\n\nclass C:\n    pass\n")
+        self.workspace = campaign_workspace(root, code=True)
         self.parked: dict[str, list[str]] = {}  # session -> pending call ids, as last seen
         self.markers = 0
 

@@ -22,6 +22,7 @@ from typing import Any, Literal
 from tests.e2e.conftest import Editor, launch, server_env
 from tests.support import anthropic_stub, provider_stub
 from tests.support.loopback import Exchange, LoopbackStub, Scripted
+from tests.support.repositories import git_repository
 
 Wire = Literal["openai", "anthropic"]
 COMPACTION_SYSTEM = "You write faithful, compact summaries of coding sessions."
@@ -65,6 +66,17 @@ class Answering(Scripted):
         if self.wire == "openai" and messages and messages[0].get("role") == "system":
             system = str(messages.pop(0).get("content", ""))
         self.policy(messages, str(system), self.wire).serve(exchange)
+
+
+def campaign_workspace(root: Path, code: bool = False) -> Path:
+    """A campaign's workspace: a git repository with ``notes.txt`` (and ``code.py``, with a
+    function and a class, when ``code``)."""
+    (root / "ws").mkdir(parents=True, exist_ok=True)
+    workspace = git_repository(root / "ws")
+    (workspace / "notes.txt").write_text("line one\nline two\n")
+    if code:
+        (workspace / "code.py").write_text("def f():\n    return 1\n\nclass C:\n    pass\n")
+    return workspace
 
 
 def stub_for(wire: Wire) -> LoopbackStub:

@@ -46,6 +46,7 @@ from tests.reliability.harness import (
     Report,
     Wire,
     answering,
+    campaign_workspace,
     check_history,
     check_request,
     env_for,
@@ -55,7 +56,6 @@ from tests.reliability.harness import (
 )
 from tests.support import anthropic_stub, provider_stub
 from tests.support.loopback import Exchange, LoopbackStub, Scripted
-from tests.support.repositories import git_repository
 
 WAVES = 3  # per round
 WAVE_S = 4.0  # how long the lanes of a wave keep sending
@@ -165,9 +165,7 @@ class Servers:
         self.rounds = rounds
         self.report = Report("two servers, one store", seed)
         self.home = root / "home"
-        (root / "ws").mkdir(parents=True, exist_ok=True)
-        self.workspace = git_repository(root / "ws")
-        (self.workspace / "notes.txt").write_text("line one\nline two\n")
+        self.workspace = campaign_workspace(root)
         self.watch = Watch()
         self.turns = 0
         self.shared = ""

@@ -46,6 +46,7 @@ from tests.reliability.harness import (
     Report,
     Wire,
     answering,
+    campaign_workspace,
     check_history,
     check_request,
     start,
@@ -53,7 +54,6 @@ from tests.reliability.harness import (
 )
 from tests.reliability.servers import calls_saying, prompt_of, said
 from tests.support.loopback import Exchange, Scripted
-from tests.support.repositories import git_repository
 
 SESSIONS = 20
 LANES = 4
@@ -152,10 +152,7 @@ class Soak:
         self.turns = turns
         self.report = Report("soak", seed)
         self.home = root / "home"
-        (root / "ws").mkdir(parents=True, exist_ok=True)
-        self.workspace = git_repository(root / "ws")
-        (self.workspace / "notes.txt").write_text("line one\nline two\n")
-        (self.workspace / "code.py").write_text("def f():\n    return 1\n\nclass C:\n    pass\n")
+        self.workspace = campaign_workspace(root, code=True)
         (self.workspace / "out").mkdir()
         self.clock = Clock()
         self.overheads: list[float] = []  # per turn, in the order the turns ended
