@@ -446,8 +446,8 @@ class Service:
     async def watch_files(self) -> bool:
         """Watch the workspace's files with tether's own watcher (where the editor watches
         none for tether); False when there is no index or the watch cannot start."""
-        if self.index is None:
-            return False
+        if self.index is None or self.index.closing:
+            return False  # (shut down before the watch began: nothing would stop it)
         from tether.index.watching import Watcher  # watchfiles: only where it is used
 
         self._watcher = Watcher(self.index)

@@ -112,6 +112,16 @@ class Editor:
         )
         return uri
 
+    def progress_of(self, prompt: str) -> Any:
+        """The token of the progress that reports this prompt's turn, once it has begun
+        (beside it there may be others: the index's build)."""
+        for token, reports in list(self.client.progress_reports.items()):
+            # pytest-lsp keeps each report's value (typed there as the whole ProgressParams).
+            begin: object = reports[0] if reports else None
+            if isinstance(begin, types.WorkDoneProgressBegin) and begin.message == prompt[:80]:
+                return token
+        return None
+
     async def wait_for_update(self, predicate: Callable[[dict[str, Any]], bool]) -> dict[str, Any]:
         async with asyncio.timeout(20):
             while True:

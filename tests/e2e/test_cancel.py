@@ -46,8 +46,7 @@ async def test_cancelling_the_progress_ends_the_turn(
 ) -> None:
     editor = await start_editor()
     task = await start_hanging_turn(editor, stub, "run-2")
-    (token,) = editor.client.progress_reports
-    # pytest-lsp keeps each report's value (typed there as the whole ProgressParams).
+    token = editor.progress_of("wait")
     begin: object = editor.client.progress_reports[token][0]
     assert isinstance(begin, types.WorkDoneProgressBegin) and begin.cancellable is True
 

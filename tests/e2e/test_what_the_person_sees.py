@@ -103,7 +103,7 @@ async def test_the_progress_shows_the_running_commands_time_and_last_line(
 
     await editor.run("build")
 
-    (token,) = editor.client.progress_reports
+    token = editor.progress_of("build")
     # pytest-lsp keeps each report's value (typed there as the whole ProgressParams).
     reports: list[object] = list(editor.client.progress_reports[token])
     messages = [r.message for r in reports if isinstance(r, types.WorkDoneProgressReport)]

@@ -260,7 +260,7 @@ class Cancel:
                 if not run.done():
                     self.report.violate(iteration, f"{what}: tether.cancel found no turn")
             else:
-                token = progress_of(editor, prompt)
+                token = editor.progress_of(prompt)
                 if token is not None:
                     params = types.WorkDoneProgressCancelParams(token=token)
                     editor.client.window_work_done_progress_cancel(params)
@@ -340,15 +340,6 @@ class Dialogs:
         if answer == "hold":
             await asyncio.sleep(60)  # taken back long before
         return None if answer == "dismiss" else types.MessageActionItem(title="Allow")
-
-
-def progress_of(editor: Editor, prompt: str) -> Any:
-    """The token of the progress that reports this prompt's turn, once it has begun."""
-    for token, reports in list(editor.client.progress_reports.items()):
-        begin: object = reports[0] if reports else None
-        if isinstance(begin, types.WorkDoneProgressBegin) and begin.message == prompt[:80]:
-            return token
-    return None
 
 
 def living(pid: int) -> bool:

@@ -1,11 +1,13 @@
 """One ``Service`` per workspace an ACP client names (a session's ``cwd``), each built by
 the composition root with the ACP seams; one store for all (and for the LSP front: the
-same settings give the same ``state_dir``)."""
+same settings give the same ``state_dir``). The index of each workspace a session is in is
+built in the background, kept fresh by tether's own file watcher."""
 
 from __future__ import annotations
 
 import asyncio
 import logging
+from collections.abc import Coroutine
 from pathlib import Path
 
 from tether import app
@@ -16,6 +18,7 @@ from tether.acp.person import AcpPerson
 from tether.acp.updates import AcpUpdates
 from tether.config import Configuration
 from tether.errors import NotFound, Refused
+from tether.index import NoProgress
 from tether.service import Service
 
 log = logging.getLogger(__name__)
@@ -30,6 +33,7 @@ class Workspaces:
         self.people: dict[Path, AcpPerson] = {}  # each workspace's person seam
         self.background: set[asyncio.Task[None]] = set()
         self.client_servers = ClientServers()  # the MCP servers the client's sessions name
+        self.indexed: set[Path] = set()  # the workspaces whose index is built and watched
 
     def at(self, cwd: str) -> Service:
         """The service of the workspace ``cwd`` names: an existing absolute directory."""
@@ -54,11 +58,14 @@ class Workspaces:
         person.planned = service.planned_edit
         self.people[service.workspace] = person
         service.start_tool_sources()  # in the background
-        pruning = asyncio.get_running_loop().create_task(service.prune_checkpoints())
-        self.background.add(pruning)
-        pruning.add_done_callback(self.background.discard)
+        self._background(service.prune_checkpoints())
         log.info("tether serving %s over ACP", workspace)
         return service
+
+    def _background(self, job: Coroutine[None, None, None]) -> None:
+        task = asyncio.get_running_loop().create_task(job)
+        self.background.add(task)
+        task.add_done_callback(self.background.discard)
 
     def anywhere(self) -> Service:
         """A service to read the one store by: any workspace's, else the directory this
@@ -73,17 +80,31 @@ class Workspaces:
         return service
 
     def joined(self, session: str, service: Service) -> AcpUpdates:
-        """The session is this client's now: its updates sink."""
+        """The session is this client's now: its updates sink. Its workspace's index is
+        built and watched from the first (not for a directory only listed)."""
         self.sessions[session] = service
+        if service.workspace not in self.indexed:
+            self.indexed.add(service.workspace)
+            self._background(_index(service))
         sink = self.link.sinks.get(session)
         if sink is None:
             sink = self.link.sinks[session] = AcpUpdates(self.link, session, service.workspace)
         return sink
 
     async def shutdown(self) -> None:
-        """Every turn ends, each answering its calls, then every store closes, and the
-        client's MCP servers stop."""
+        """Every turn ends, each answering its calls, then every watch stops and every
+        index and store closes, and the client's MCP servers stop."""
         for service in self.services.values():
             await service.shutdown()
         await self.client_servers.close()
         await asyncio.gather(*self.background, return_exceptions=True)
+
+
+async def _index(service: Service) -> None:
+    """Watch the workspace's files (ACP clients watch none for an agent), then build its
+    index: searches use it once it is built, and ``index-symbols`` answers."""
+    if not await service.watch_files():
+        return  # no index (tools.index off), or the watch could not start (logged)
+    await service.build_index(NoProgress())
+    service.files_changed([], following=True)
+    log.info("the index of %s is built", service.workspace)

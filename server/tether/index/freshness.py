@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import os
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -29,12 +30,17 @@ class Stale:
     how: str = "walk"  # or "git"
 
 
-async def stale(root: Path, db: Database) -> tuple[Stale, changes.GitState | None]:
-    """What must be read again, and git's state now (to record once it has been)."""
+async def stale(
+    root: Path, db: Database, also: Iterable[bytes] = ()
+) -> tuple[Stale, changes.GitState | None]:
+    """What must be read again, and git's state now (to record once it has been);
+    ``also``: files told changed since then, which git may no longer list (reverted)."""
     now = await changes.state(root)
     before = await asyncio.to_thread(_recorded, root, db)
     if now is not None and before is not None:
         paths = await changes.changed(root, before, now)
+        if paths is not None:
+            paths |= set(also)
         if paths is not None and not any(os.path.basename(p) in _IGNORE_FILES for p in paths):
             return await asyncio.to_thread(_some, root, db, paths), now
     return await asyncio.to_thread(_walked, root, db), now

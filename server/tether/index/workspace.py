@@ -5,10 +5,14 @@ At start the index learns what changed since it was last up to date (``freshness
 where it can tell, else a walk comparing sizes and mtimes) and reads just those files,
 in batches on a worker thread, reporting its progress; a search meanwhile is told the
 index is not ready (and runs ripgrep). The files' definitions follow, for
-``index-symbols``. It answers only while something tells it of every change (``follow``:
-the editor's file watcher); each change told is applied before the next search, so a
-search never misses a change it was told of. A change to an ignore file changes which
-files belong: the workspace is walked again, in the background.
+``index-symbols``. It answers only while a watcher tells it of every change (``follow``:
+the editor's file watcher, or tether's own, ``watching``; ``unfollow`` when that one
+stops); each change told is applied before the next search, so a search never misses a
+change it was told of. A change tether made itself (``unsure``: after a command, a
+patch) is caught up with before the next search, whatever the watcher's latency: the
+same quick pass as at start, or ripgrep when that pass takes too long. A change to an
+ignore file changes which files belong: the workspace is walked again, in the
+background.
 """
 
 from __future__ import annotations
@@ -16,46 +20,24 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import logging
-import os
 import sqlite3
 import time
 from collections.abc import Iterable
 from pathlib import Path
-from typing import Protocol
 
-from tether.index import freshness
-from tether.index.database import Database, Seen
+from tether.index import freshness, reads
+from tether.index.database import Database
 from tether.index.literals import required
-from tether.index.reading import absolute, belongs, examine, relative
-from tether.index.symbols import Definition, definitions, like, rank, supported
+from tether.index.progress import NoProgress, Progress
+from tether.index.reading import absolute, relative
+from tether.index.symbols import definitions, like, rank, supported
 from tether.tools.base import SymbolHit
-from tether.tools.ignore import enters, walk_files
 
 log = logging.getLogger(__name__)
 BATCH = 400  # files read and committed at a time while building
 MAX_CANDIDATES = 25_000  # beyond this, the names would not fit on ripgrep's command line
 MAX_SYMBOL_ROWS = 20_000  # definitions ranked per query at most
-
-
-class Progress(Protocol):
-    """Where the build's progress is told (the editor's ``$/progress``)."""
-
-    def begin(self, title: str) -> None: ...
-
-    def report(self, message: str, percentage: int) -> None: ...
-
-    def end(self, message: str) -> None: ...
-
-
-class NoProgress:
-    def begin(self, title: str) -> None:
-        pass
-
-    def report(self, message: str, percentage: int) -> None:
-        pass
-
-    def end(self, message: str) -> None:
-        pass
+CATCH_UP_S = 0.5  # how long a search waits for the index to catch up before running rg
 
 
 def database_path(state_dir: Path, workspace: Path) -> Path:
@@ -77,10 +59,29 @@ class WorkspaceIndex:
         self._pending: set[Path] = set()
         self._rebuilding: asyncio.Future[None] | None = None
         self._closing = False  # the server stops: a build ends at its next batch
+        self._told: set[bytes] = set()  # changes applied since the last walk recorded git's
+        self._marked = self._caught = 0  # tether's own changes (``unsure``), and caught up
+        self._catching: asyncio.Future[bool] | None = None
+        self._catch_up_s = 0.0  # how long the last catch-up took
+        self._lost = False  # a watcher that told the changes stopped: never answer again
+
+    @property
+    def closing(self) -> bool:
+        return self._closing
 
     def follow(self) -> None:
-        """Changes are told from now on (the editor watches the files): answer searches."""
-        self.following = True
+        """Changes are told from now on (the editor's watcher or tether's): answer searches."""
+        self.following = not self._lost
+
+    def unfollow(self) -> None:
+        """The watcher stopped: a change could go unseen, so searches run ripgrep."""
+        self._lost, self.following = True, False
+
+    def unsure(self) -> None:
+        """tether itself may just have changed files (a command, a patch, an MCP tool that
+        is not read-only): the next search catches up first, whatever the watcher's
+        latency (``_caught_up``)."""
+        self._marked += 1
 
     async def build(self, progress: Progress | None = None, define: bool = True) -> None:
         """Bring the index up to date with the disk: walk, and read what changed; then
@@ -90,6 +91,7 @@ class WorkspaceIndex:
         progress = progress or NoProgress()
         self.ready = False
         progress.begin("tether: indexing the workspace")
+        marked = self._marked  # the walk below sees what tether changed before it
         try:
             async with self._lock:
                 await self._build(progress)
@@ -97,7 +99,7 @@ class WorkspaceIndex:
             log.warning("the workspace index could not be built: %s", exc)
             progress.end("the index could not be built; searches run ripgrep")
             return
-        self.ready = True
+        self.ready, self._caught = True, max(self._caught, marked)
         try:
             if define:
                 await self._define(progress)
@@ -111,35 +113,28 @@ class WorkspaceIndex:
         while self._db is not None and not self._closing:
             db = self._db
             async with self._lock:
-                done = await asyncio.to_thread(self._define_batch, db)
+                done = await asyncio.to_thread(reads.define_batch, self.root, db, BATCH)
             if not done:
                 break
             progress.report(f"definitions of {done} more files taken", 100)
         self.defined = True
 
-    def _define_batch(self, db: Database) -> int:
-        batch = db.unparsed(BATCH)
-        found: list[tuple[bytes, list[Definition]]] = []
-        for rel in batch:
-            path = absolute(self.root, rel)
-            file = examine(self.root, path) if supported(path.name) else None
-            text = file.text if file is not None else None
-            found.append((rel, definitions(text, path.suffix) if text is not None else []))
-        db.put_definitions(found)
-        return len(batch)
-
-    async def _build(self, progress: Progress) -> None:
+    async def _build(self, progress: Progress, define: bool = False) -> None:
         began = time.perf_counter()
-        self._pending.clear()  # the walk below sees every change told so far
+        # The pass below sees every change told so far: what git lists, and these.
+        told = {relative(self.root, p) for p in self._pending if p.is_relative_to(self.root)}
+        also, self._told = self._told | told, set()
+        self._pending.clear()
         db = await asyncio.to_thread(self._open)
-        found, git = await freshness.stale(self.root, db)  # the database's reads: a thread
+        found, git = await freshness.stale(self.root, db, also)  # the database's reads: a thread
         walked = time.perf_counter()
         read = found.read
         for start in range(0, max(len(read), 1), BATCH):
             if self._closing:
                 return  # what is read is committed; the next start reads the rest
             batch = read[start : start + BATCH]
-            await asyncio.to_thread(self._read, db, batch, found.gone if start == 0 else ())
+            gone = found.gone if start == 0 else ()
+            await asyncio.to_thread(reads.read, self.root, db, batch, gone, define)
             done = min(start + BATCH, len(read))
             progress.report(f"{done}/{len(read)} files read", 100 * done // max(len(read), 1))
         await asyncio.to_thread(freshness.record, self.root, db, git)
@@ -163,29 +158,6 @@ class WorkspaceIndex:
         if self._db.garbage() > max(self._db.count(), 1000):
             self._db.clear()  # more dead documents than live ones: start again
         return self._db
-
-    def _read(
-        self, db: Database, paths: list[Path], gone: Iterable[bytes] = (), define: bool = False
-    ) -> None:
-        """Read ``paths`` into the index and drop ``gone``; ``define``: take the files'
-        definitions now too (a few files changed, rather than the whole build)."""
-        seen: list[Seen] = []
-        lost: list[bytes] = list(gone)
-        for path in paths:
-            file = examine(self.root, path)
-            if file is None:
-                lost.append(relative(self.root, path))
-            else:
-                seen.append(file)
-        db.put(seen, lost)
-        if define:
-            db.put_definitions(
-                [
-                    (file.rel, definitions(file.text, _suffix(file.rel)))
-                    for file in seen
-                    if file.kind == "text" and file.text is not None
-                ]
-            )
 
     def changed(self, paths: Iterable[Path]) -> None:
         """Files created, changed or deleted (as the editor's watcher or its saves tell):
@@ -215,22 +187,8 @@ class WorkspaceIndex:
             return
         async with self._lock:
             paths, self._pending = self._pending, set()
-            await asyncio.to_thread(self._apply, self._db, paths)
-
-    def _apply(self, db: Database, paths: set[Path]) -> None:
-        keep: list[Path] = []
-        dropped: list[bytes] = []
-        for path in paths:
-            if not path.is_relative_to(self.root) or path == self.root:
-                continue
-            if belongs(self.root, path):
-                keep.append(path)
-                continue
-            rel = relative(self.root, path)
-            dropped += [rel, *db.below(rel)]  # a file gone, or a directory and all below
-            if enters(self.root, path):
-                keep += walk_files(self.root, path)  # a directory moved or made here
-        self._read(db, keep, dropped, define=True)
+            told = await asyncio.to_thread(reads.apply, self.root, self._db, paths)
+            self._told |= told  # for git's next pass (``_build``)
 
     async def candidates(self, pattern: str, ignore_case: bool) -> list[Path] | None:
         """The files that may hold a match of ``pattern``, in no order; None when the index
@@ -239,7 +197,7 @@ class WorkspaceIndex:
         if not (self.ready and self.following) or self._db is None:
             return None
         branches = required(pattern, ignore_case)
-        if branches is None:
+        if branches is None or not await self._caught_up():
             return None
         await self.refresh()
         if not self.ready:
@@ -256,6 +214,8 @@ class WorkspaceIndex:
     ) -> list[SymbolHit] | None:
         """Definitions matching ``query``, best first (see ``symbols.rank``)."""
         if not (self.defined and self.following) or self._db is None:
+            return None
+        if not await self._caught_up():
             return None
         await self.refresh()
         db = self._db
@@ -276,16 +236,45 @@ class WorkspaceIndex:
         ranked.sort(key=lambda pair: (pair[0], str(pair[1].path), pair[1].line))
         return [hit for _, hit in ranked]
 
+    async def _caught_up(self) -> bool:
+        """Whether the index has caught up with every change tether made itself, waiting
+        ``CATCH_UP_S`` at most for the pass that does so (git's list of what may have
+        changed, or a walk comparing sizes and mtimes), which goes on in the background;
+        not at all where the last one took longer (a big tree outside git)."""
+        wait = CATCH_UP_S if self._catch_up_s <= CATCH_UP_S else 0
+        deadline = asyncio.get_running_loop().time() + wait
+        while self._caught < self._marked:
+            if self._catching is None or self._catching.done():
+                self._catching = asyncio.ensure_future(self._catch_up(self._marked))
+            try:
+                async with asyncio.timeout_at(deadline):
+                    if not await asyncio.shield(self._catching):
+                        return False
+            except TimeoutError:
+                return False
+        return True
+
+    async def _catch_up(self, marked: int) -> bool:
+        try:
+            async with self._lock:
+                if self._db is None or self._closing:
+                    return False
+                began = time.perf_counter()
+                await self._build(NoProgress(), define=True)
+                self._catch_up_s = time.perf_counter() - began
+        except Exception as exc:
+            log.warning("the workspace index could not catch up (%s): searches run rg", exc)
+            return False
+        self._caught = max(self._caught, marked)
+        return True
+
     async def close(self) -> None:
         """Close the database once the batch being read (if any) is committed."""
         self._closing = True
-        if self._rebuilding is not None:
-            await asyncio.gather(self._rebuilding, return_exceptions=True)
+        for running in (self._rebuilding, self._catching):
+            if running is not None:
+                await asyncio.gather(running, return_exceptions=True)
         async with self._lock:
             if self._db is not None:
                 self._db.close()
                 self._db = None
-
-
-def _suffix(rel: bytes) -> str:
-    return os.path.splitext(os.fsdecode(rel))[1]

@@ -1,12 +1,13 @@
 """The workspace index over LSP: built in the background after ``initialized`` with a
-``$/progress``, and kept fresh by the editor's file watcher (registered dynamically:
-``workspace/didChangeWatchedFiles``) and its saves.
+``$/progress``, and kept fresh by a file watcher and the editor's saves.
 
-The index is built, and answers searches, only where the watcher is registered: without
-it a change made outside the editor would go unseen, and searches run ripgrep over
-everything.
-Servers behind ``tether ask`` and the other terminal commands live for one request and
-build no index.
+The editor's watcher is preferred (registered dynamically:
+``workspace/didChangeWatchedFiles``; it watches the files already, so no more watches are
+spent). Where the client lacks that registration, refuses it or does not answer, tether
+watches the files itself (``index.watching``). Where neither can watch, a change made
+outside the editor would go unseen: the index is not built and searches run ripgrep over
+everything. Servers behind ``tether ask`` and the other terminal commands live for one
+request and build no index.
 """
 
 from __future__ import annotations
@@ -28,6 +29,7 @@ from tether.lsp.server import TetherServer
 
 log = logging.getLogger(__name__)
 WATCH_ID = "tether-index-watch"
+REGISTRATION_S = 10  # a client that leaves the registration unanswered watches nothing
 
 
 class LspProgress:
@@ -76,7 +78,7 @@ def start(ls: TetherServer) -> None:
 async def _start(ls: TetherServer) -> None:
     # Watch before the walk: no change may fall between the two. Without a watcher the
     # index could not be trusted, so it is not built at all (no work for nothing).
-    if not await _watch(ls):
+    if not await _watch(ls) and not await ls.service.watch_files():
         return
     await ls.service.build_index(await _progress(ls))
     ls.service.files_changed([], following=True)
@@ -86,7 +88,7 @@ async def _watch(ls: TetherServer) -> bool:
     capabilities = ls.client_capabilities.workspace
     watching = capabilities.did_change_watched_files if capabilities else None
     if not (watching and watching.dynamic_registration):
-        log.info("the client cannot watch files for tether: searches run ripgrep")
+        log.info("the client cannot watch files for tether: tether watches them itself")
         return False
     options = types.DidChangeWatchedFilesRegistrationOptions(
         watchers=[types.FileSystemWatcher(glob_pattern="**/*")]
@@ -95,11 +97,12 @@ async def _watch(ls: TetherServer) -> bool:
         id=WATCH_ID, method=types.WORKSPACE_DID_CHANGE_WATCHED_FILES, register_options=options
     )
     try:
-        await ls.client_register_capability_async(
-            types.RegistrationParams(registrations=[registration])
-        )
-    except JsonRpcException as exc:
-        log.info("the client refused to watch files for tether: %s", exc)
+        async with asyncio.timeout(REGISTRATION_S):
+            await ls.client_register_capability_async(
+                types.RegistrationParams(registrations=[registration])
+            )
+    except (JsonRpcException, TimeoutError) as exc:
+        log.info("the client did not watch files for tether (%r): tether watches them", exc)
         return False
     return True
 

@@ -120,10 +120,17 @@ class Index(Protocol):
         index has no definitions yet."""
         ...
 
+    def unsure(self) -> None:
+        """A call that may change files ran: the next search catches up with the disk."""
+        ...
+
 
 class NoIndex:
     async def candidates(self, pattern: str, ignore_case: bool) -> list[Path] | None:
         return None
+
+    def unsure(self) -> None:
+        pass
 
     async def symbols(
         self, query: str, kind: str | None, under: Path, live: dict[Path, str]
