@@ -9,9 +9,8 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Awaitable, Callable, Iterable, Sequence
-from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from tether.agent.approval import Gate
 from tether.agent.compaction import Compactor
@@ -21,14 +20,13 @@ from tether.agent.events import RewindUpdate, Updates, ended
 from tether.agent.liveness import as_seen, running_elsewhere
 from tether.agent.loop import Agent
 from tether.agent.parked import ParkedReply, planned_edit
-from tether.agent.prompt import system_prompt
 from tether.agent.schedule import Scheduler, parse_every
 from tether.agent.turns import Turns
 from tether.checkpoints.record import Checkpoints
 from tether.checkpoints.rewind import rewind
 from tether.config import Configuration
 from tether.errors import ConfigError, NothingWaiting, Refused, SessionBusy
-from tether.index import Progress, WorkspaceIndex
+from tether.index import WorkspaceIndex
 from tether.mcp_source import McpServers
 from tether.models import (
     PARKED,
@@ -48,7 +46,6 @@ from tether.models import (
     message_to_wire,
 )
 from tether.providers import Providers
-from tether.providers.base import ToolSpec
 from tether.store import Store
 from tether.store.rules import Rule
 from tether.tools.base import (
@@ -56,30 +53,13 @@ from tether.tools.base import (
     Editor,
     EditsFiles,
     FileEdit,
-    NoIndex,
     Tool,
-    ToolContext,
-    reads,
 )
-from tether.tools.sandbox import Sandbox, check
 from tether.tools.toolbox import Toolbox, toolbox
-
-if TYPE_CHECKING:
-    from tether.index.watching import Watcher
+from tether.workspace_tools import WorkspaceTools
 
 log = logging.getLogger(__name__)
 Body = Callable[[Agent], Awaitable[TurnResult]]
-Told = tuple[str, list[ToolSpec]]  # the system prompt and the tools' specs
-
-
-@dataclass(frozen=True)
-class Listed:
-    """One tool in force, as ``tether.tools`` lists it."""
-
-    name: str
-    source: str  # "builtin", or "mcp:NAME"
-    reads: bool
-    description: str
 
 
 class Service:
@@ -104,7 +84,6 @@ class Service:
         self.workspace = workspace
         self.config = config
         self.store = store
-        self.tools = toolbox(tools)
         self.dispatcher = dispatcher
         self.turns = turns
         self.providers = providers
@@ -113,12 +92,10 @@ class Service:
         self.quiet = quiet  # scheduled turns never pop a dialog: their calls park
         self.documents = documents
         self.editor = editor
-        self.mcp = McpServers({}, self.tools) if mcp is None else mcp
-        self.index = index  # None: searches run ripgrep over everything (tools.index off)
-        self._watcher: Watcher | None = None  # tether's own watch of the files, if any
-        self._sandbox: Sandbox | None = None
-        # What the model is told of the tools, by the view's owner, for the toolbox's version.
-        self._told: tuple[int, dict[str | None, Told]] = (-1, {})
+        box = toolbox(tools)
+        mcp = McpServers({}, box) if mcp is None else mcp
+        self.in_force = WorkspaceTools(workspace, config, box, documents, editor, mcp, index)
+        self.tools, self.mcp, self.index = box, mcp, index
         self.checkpoints = Checkpoints(
             store, workspace, documents, lambda: self.config.current.checkpoint
         )
@@ -224,14 +201,15 @@ class Service:
         except ConfigError as exc:
             return TurnResult(session=seen.id, status="error", error=str(exc))
         gate = self.asking if ask else self.quiet
-        env = TurnEnv(seen.id, settings.turn, self.tool_context(), gate, updates, self.checkpoints)
+        ctx = self.in_force.context()
+        env = TurnEnv(seen.id, settings.turn, ctx, gate, updates, self.checkpoints)
         compactor = Compactor(provider, self.store, settings.turn)
-        system, specs = self.told(seen.id)
+        system, specs = self.in_force.told(seen.id)
         agent = Agent(provider, self.store, self.dispatcher, compactor, system, specs, env)
         return await self.turns.start(seen, lambda: body(agent), updates)
 
     def _parked(self, info: SessionInfo) -> ParkedReply | None:
-        return ParkedReply.load(self.store, info, self.tools.view(info.id), self.tool_context())
+        return ParkedReply.load(self.store, info, self.tools.view(info.id), self.in_force.context())
 
     def _waiting(self, session: str) -> tuple[SessionInfo, ParkedReply]:
         info = self.turns.open(session)
@@ -239,51 +217,6 @@ class Service:
         if parked is None:
             raise NothingWaiting(session)
         return info, parked
-
-    def tool_context(self) -> ToolContext:
-        settings = self.config.current
-        key = settings.provider.api_key
-        secrets = (key.get_secret_value(),) if key else ()
-        sandbox = replace(self.sandbox(), unasked=settings.approval.commands == "sandboxed")
-        index = self.index if self.index is not None else NoIndex()
-        return ToolContext(
-            self.workspace,
-            self.documents,
-            settings.tools,
-            self.editor,
-            secrets,
-            sandbox=sandbox,
-            index=index,
-        )
-
-    def sandbox(self) -> Sandbox:
-        """The sandbox for commands, checked by its probe once per sandbox settings; where
-        it is not there, the person is told why (and every command asks)."""
-        wanted = self.config.current.sandbox
-        if self._sandbox is None or self._sandbox.settings != wanted:
-            self._sandbox = check(wanted)
-            if not self._sandbox.used and wanted.mode != "off":
-                log.warning("commands run without a sandbox: %s", self._sandbox.cause)
-        return self._sandbox
-
-    def told(self, session: str | None) -> Told:
-        """What the model is told of the tools a session has (its view of the toolbox: an
-        ACP client's servers for it are its own): the system prompt, which lists them, and
-        their specs. Built once per set of tools (schema generation costs ~15 ms); an MCP
-        server's tools join when the server has listed them."""
-        tools = self.tools.view(session)
-        if self._told[0] != tools.version:
-            self._told = (tools.version, {})
-        cache = self._told[1]
-        if (told := cache.get(tools.owner)) is None:
-            specs = [
-                ToolSpec(
-                    name=t.name, description=t.description, parameters=t.params.model_json_schema()
-                )
-                for t in tools.values()
-            ]
-            told = cache[tools.owner] = (system_prompt(self.workspace, list(tools.values())), specs)
-        return told
 
     # -- what the editor shows ------------------------------------------------------------
 
@@ -363,21 +296,9 @@ class Service:
         """What a waiting patch would do to its file; ``Refused`` says why there is nothing."""
         self.store.sessions.get(session)
         tools = self.tools.view(session)
-        return await planned_edit(self.store, session, call_id, tools, self.tool_context())
+        return await planned_edit(self.store, session, call_id, tools, self.in_force.context())
 
     # -- remembered approvals ---------------------------------------------------------
-
-    def tool_list(self) -> list[Listed]:
-        """Every tool in force, where it comes from, and whether its calls only read."""
-        return [
-            Listed(
-                name=tool.name,
-                source=self.tools.source(tool.name),
-                reads=reads(tool),
-                description=tool.description,
-            )
-            for tool in self.tools.values()
-        ]
 
     def rules(self) -> list[Rule]:
         return self.store.rules.of_workspace(str(self.workspace))
@@ -425,49 +346,9 @@ class Service:
 
         await self.scheduler.serve(run)
 
-    def start_tool_sources(self) -> None:
-        """Start the MCP servers in the background; their tools join as they list them."""
-        self.mcp.start()
-
-    def reconfigure_tool_sources(self) -> None:
-        """The settings changed: MCP servers added start, removed stop, changed restart."""
-        self.mcp.update(self.config.current.mcp.servers)
-
-    def ask_for_tool_sources(self) -> None:
-        """Ask the person about each server of the workspace's ``.mcp.json`` they have not
-        allowed yet (in the background): only then may it start."""
-        self.mcp.ask()
-
-    async def build_index(self, progress: Progress) -> None:
-        """Build the workspace index, or bring it up to date (in the background)."""
-        if self.index is not None:
-            await self.index.build(progress)
-
-    async def watch_files(self) -> bool:
-        """Watch the workspace's files with tether's own watcher (where the editor watches
-        none for tether); False when there is no index or the watch cannot start."""
-        if self.index is None or self.index.closing:
-            return False  # (shut down before the watch began: nothing would stop it)
-        from tether.index.watching import Watcher  # watchfiles: only where it is used
-
-        self._watcher = Watcher(self.index)
-        return await self._watcher.start()
-
-    def files_changed(self, paths: Iterable[Path], following: bool = False) -> None:
-        """Files created, changed or deleted (``following``: a watcher, the editor's or
-        tether's, tells every change from now on, so the index may answer searches)."""
-        if self.index is not None:
-            self.index.changed(paths)
-            if following:
-                self.index.follow()
-
     async def shutdown(self) -> None:
         await self.turns.shutdown()  # every call in flight is answered first
-        if self._watcher is not None:
-            await self._watcher.stop()
-        if self.index is not None:
-            await self.index.close()
-        await self.mcp.close()
+        await self.in_force.close()
         await self.providers.aclose()
         self.store.close()
 

@@ -57,7 +57,7 @@ class Workspaces:
         )
         person.planned = service.planned_edit
         self.people[service.workspace] = person
-        service.start_tool_sources()  # in the background
+        service.in_force.start_sources()  # in the background
         self._background(service.prune_checkpoints())
         log.info("tether serving %s over ACP", workspace)
         return service
@@ -103,8 +103,8 @@ class Workspaces:
 async def _index(service: Service) -> None:
     """Watch the workspace's files (ACP clients watch none for an agent), then build its
     index: searches use it once it is built, and ``index-symbols`` answers."""
-    if not await service.watch_files():
+    if not await service.in_force.watch_files():
         return  # no index (tools.index off), or the watch could not start (logged)
-    await service.build_index(NoProgress())
-    service.files_changed([], following=True)
+    await service.in_force.build_index(NoProgress())
+    service.in_force.files_changed([], following=True)
     log.info("the index of %s is built", service.workspace)

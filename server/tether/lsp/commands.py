@@ -228,7 +228,7 @@ async def tools(ls: TetherServer, arg: NoArgument) -> Tools:
     return Tools(
         tools=[
             ToolInfo(name=t.name, source=t.source, read_only=t.reads, description=t.description)
-            for t in ls.service.tool_list()
+            for t in ls.service.in_force.listed()
         ],
         servers=[
             ServerInfo(name=name, state=s.state, tools=s.tools, detail=s.detail)

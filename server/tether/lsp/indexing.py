@@ -55,11 +55,11 @@ class LspProgress:
 def register(server: TetherServer) -> None:
     @server.feature(types.WORKSPACE_DID_CHANGE_WATCHED_FILES)
     def watched(ls: TetherServer, params: types.DidChangeWatchedFilesParams) -> None:
-        ls.service.files_changed(_paths(change.uri for change in params.changes))
+        ls.service.in_force.files_changed(_paths(change.uri for change in params.changes))
 
     @server.feature(types.TEXT_DOCUMENT_DID_SAVE)
     def saved(ls: TetherServer, params: types.DidSaveTextDocumentParams) -> None:
-        ls.service.files_changed(_paths([params.text_document.uri]))
+        ls.service.in_force.files_changed(_paths([params.text_document.uri]))
 
 
 def start(ls: TetherServer) -> None:
@@ -78,10 +78,10 @@ def start(ls: TetherServer) -> None:
 async def _start(ls: TetherServer) -> None:
     # Watch before the walk: no change may fall between the two. Without a watcher the
     # index could not be trusted, so it is not built at all (no work for nothing).
-    if not await _watch(ls) and not await ls.service.watch_files():
+    if not await _watch(ls) and not await ls.service.in_force.watch_files():
         return
-    await ls.service.build_index(await _progress(ls))
-    ls.service.files_changed([], following=True)
+    await ls.service.in_force.build_index(await _progress(ls))
+    ls.service.in_force.files_changed([], following=True)
 
 
 async def _watch(ls: TetherServer) -> bool:

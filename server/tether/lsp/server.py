@@ -110,7 +110,7 @@ class TetherServer(LanguageServer):
         self._service = app.build(
             self.config, workspace, documents, LspPerson(self), self._editor, tell=self.tell
         )
-        self._service.start_tool_sources()  # in the background: never delays `initialize`
+        self._service.in_force.start_sources()  # in the background: never delays `initialize`
         pruning = asyncio.ensure_future(self._service.prune_checkpoints())
         self.background.add(pruning)  # old checkpoints go at start (checkpoint.keep_days)
         pruning.add_done_callback(self.background.discard)
@@ -127,7 +127,7 @@ class TetherServer(LanguageServer):
                 )
             )
         if self._service is not None:
-            self._service.reconfigure_tool_sources()  # MCP servers added, removed, changed
+            self._service.in_force.reconfigure_sources()  # MCP servers added, removed, changed
 
     def tell(self, message: str) -> None:
         """Something the person should know, told once by its caller (not a question)."""
@@ -139,7 +139,7 @@ class TetherServer(LanguageServer):
         """An editor's person is asked about the workspace's `.mcp.json` servers once the
         editor is ready for dialogs; the short-lived servers behind `tether …` never ask."""
         if self._service is not None and not self.terminal_client:
-            self._service.ask_for_tool_sources()
+            self._service.in_force.ask_for_sources()
 
     def start_scheduler(self) -> None:
         """Due tasks run in servers an editor started; never in the short-lived ones behind

@@ -38,4 +38,4 @@ async def test_a_session_s_own_tool_is_told_and_run_in_that_session_only(
     ((_, status, content),) = h.answers(theirs)
     assert status == "error" and content.startswith("unknown tool 'mcp__ed__look'")
     assert "mcp__ed__look" not in content.split(";", 1)[1]
-    assert "mcp__ed__look" not in {t.name for t in h.service.tool_list()}
+    assert "mcp__ed__look" not in {t.name for t in h.service.in_force.listed()}
