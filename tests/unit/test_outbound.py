@@ -10,8 +10,10 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from tether.outbound import (
+    _KEY_FIELDS,
     FRAGMENT,
     RedactingFilter,
+    _keep_field_name,
     escape_surrogates,
     keep_secret,
     outbound,
@@ -53,6 +55,50 @@ def test_a_key_not_yet_known_is_redacted_where_it_stands() -> None:
     options = json.dumps({"tether": {"provider": {"api_key": "sk-unknown-1234567"}}})
     assert "sk-unknown" not in redact(options) and '"api_key": "***"' in redact(options)
     assert redact("Authorization: Bearer abcdefghijkl") == "Authorization: Bearer ***"
+
+
+_FIELD_PIECES = [
+    '"',
+    "'",
+    ":",
+    " ",
+    "=",
+    "api",
+    "_",
+    "-",
+    "key",
+    "KEY",
+    "token",
+    "\u0131",
+    "\u017f",
+    "\u212a",
+    "secret",
+    "Secret",
+    "\u017fecret",
+    "passwor",
+    "d",
+    "author\u0131zation",
+    "Authorization",
+    "bearer",
+    "Basic",
+    "abcdefgh12",
+    "x",
+]
+
+
+@given(st.lists(st.sampled_from(_FIELD_PIECES), max_size=12))
+def test_the_quick_check_never_skips_a_field_the_pattern_redacts(pieces: list[str]) -> None:
+    """Most texts skip the key-field pattern by a cheap check for its words; every text the
+    pattern redacts must pass that check, whatever case folding makes it match."""
+    text = "".join(pieces)
+    assert redact(text) == _KEY_FIELDS.sub(_keep_field_name, text)
+
+
+def test_a_key_field_in_any_case_the_pattern_folds_is_still_redacted() -> None:
+    assert redact('"\u017fecret": "abcdefghijk"') == '"\u017fecret": "***"'  # long s
+    assert redact('"api_\u212aey": "abcdefghijk"') == '"api_\u212aey": "***"'  # Kelvin sign
+    dotless = "author\u0131zation: bearer abcdefghijk"
+    assert redact(dotless) == "author\u0131zation: bearer ***"
 
 
 def test_lone_surrogates_are_shown_escaped_and_encode() -> None:
