@@ -11,8 +11,10 @@ from hypothesis import strategies as st
 
 from tether.outbound import (
     _KEY_FIELDS,
+    _LONE_SURROGATE,
     FRAGMENT,
     RedactingFilter,
+    _escape,
     _keep_field_name,
     escape_surrogates,
     keep_secret,
@@ -99,6 +101,17 @@ def test_a_key_field_in_any_case_the_pattern_folds_is_still_redacted() -> None:
     assert redact('"api_\u212aey": "abcdefghijk"') == '"api_\u212aey": "***"'  # Kelvin sign
     dotless = "author\u0131zation: bearer abcdefghijk"
     assert redact(dotless) == "author\u0131zation: bearer ***"
+
+
+@given(
+    st.text(
+        alphabet=st.characters(exclude_categories=()) | st.sampled_from("\udce9\ud800é"),
+        max_size=40,
+    )
+)
+def test_the_fast_paths_escape_exactly_what_the_pattern_finds(text: str) -> None:
+    """ASCII, and text that encodes, are returned as they are; the rest as the pattern says."""
+    assert escape_surrogates(text) == _LONE_SURROGATE.sub(_escape, text)
 
 
 def test_lone_surrogates_are_shown_escaped_and_encode() -> None:
