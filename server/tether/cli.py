@@ -7,6 +7,7 @@ import argparse
 import contextlib
 import logging
 import os
+import signal
 import sys
 from collections.abc import Callable
 from pathlib import Path
@@ -22,6 +23,9 @@ if TYPE_CHECKING:
 def main(argv: list[str] | None = None) -> int:
     args = parser().parse_args(argv)
     if args.command == "serve":
+        # Ctrl-C while it starts ends it at once: a KeyboardInterrupt raised inside an
+        # extension's import (pydantic_core's) is a Rust panic with a traceback, exit 1.
+        signal.signal(signal.SIGINT, _interrupted_while_starting)
         try:
             return serve_lsp(args.tcp, args.log_level, args.allow_remote)
         except KeyboardInterrupt:  # Ctrl-C while it starts: as quiet as once it serves
@@ -32,6 +36,10 @@ def main(argv: list[str] | None = None) -> int:
     if argv is None:  # the process's own command line: nothing after this but its exit
         leave_now(code)
     return code
+
+
+def _interrupted_while_starting(signum: int, frame: object) -> None:
+    os._exit(130)  # nothing is open yet: as quiet as a Ctrl-C once it serves
 
 
 def leave_now(code: int) -> NoReturn:
@@ -318,6 +326,7 @@ def serve_lsp(tcp: str | None, level: str, allow_remote: bool = False) -> int:
         server = create_server()  # the settings read the keys: they leave the process now
         hardening.forget_keys()
         hardening.make_undumpable()
+        signal.signal(signal.SIGINT, signal.default_int_handler)  # it serves: a clean stop
         return server
 
     if tcp is None:

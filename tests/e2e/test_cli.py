@@ -605,6 +605,25 @@ async def test_listings_and_a_decision_with_nothing_waiting_answer_from_the_stor
     assert approved.code == 0 and approved.out == "ran it\n", approved.err
 
 
+@pytest.mark.skipif(sys.platform == "win32", reason="SIGINT")
+def test_ctrl_c_at_any_moment_of_the_start_is_quiet(
+    stub: ProviderStub, home: Path, workspace: Path
+) -> None:
+    """A Ctrl-C that lands inside an extension module's import (pydantic_core's) once made
+    a Rust panic with a traceback and exit code 1. Ten moments across the start."""
+    for tenth in range(10):
+        server = subprocess.Popen(
+            [sys.executable, "-m", "tether", "serve", *TCP],
+            cwd=workspace, env=cli_env(stub, home), stdin=subprocess.DEVNULL,
+            stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+        )  # fmt: skip
+        time.sleep(0.15 + tenth * 0.09)
+        server.send_signal(signal.SIGINT)
+        _, err = server.communicate(timeout=30)
+        said = err.decode(errors="replace")
+        assert server.returncode == 130 and "Traceback" not in said, (tenth, said[-2000:])
+
+
 @pytest.mark.skipif(sys.platform == "win32", reason="pty, SIGINT")
 @pytest.mark.parametrize(
     ("mode", "when"),
