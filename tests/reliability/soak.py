@@ -62,6 +62,9 @@ PROBES = 20  # turns on fresh sessions, after the first 100 turns and at the end
 # asyncio's default executor (``to_thread``) starts its workers one at a time, as calls
 # find none idle, up to this many, and keeps them: the one pool whose growth is no leak.
 EXECUTOR_THREADS = min(32, (os.cpu_count() or 1) + 4)
+# tether's own watch of the files (the editor here watches none): its thread, and the one
+# Rust's notify starts.
+WATCH_THREADS = 2
 KINDS = ("text", "text", "reads", "reads", "command", "patch")
 WIRE: Wire = "openai"
 
@@ -273,7 +276,8 @@ class Soak:
             self.report.violate(self.turns, f"memory went from {first} to {last}")
         if last.fds > first.fds:
             self.report.violate(self.turns, f"descriptors grew: {first} -> {last}")
-        if last.threads > max(first.threads, 2 + EXECUTOR_THREADS):  # main, stdin reader
+        fixed = 2 + EXECUTOR_THREADS + WATCH_THREADS  # main, stdin reader, the two pools
+        if last.threads > max(first.threads, fixed):
             self.report.violate(self.turns, f"threads grew: {first} -> {last}")
 
     def compare(self, what: str, spent: dict[str, list[float]], times: float, ms: float) -> None:
