@@ -95,10 +95,21 @@ class Service:
         box = toolbox(tools)
         mcp = McpServers({}, box) if mcp is None else mcp
         self.in_force = WorkspaceTools(workspace, config, box, documents, editor, mcp, index)
-        self.tools, self.mcp, self.index = box, mcp, index
         self.checkpoints = Checkpoints(
             store, workspace, documents, lambda: self.config.current.checkpoint
         )
+
+    @property
+    def tools(self) -> Toolbox:
+        return self.in_force.tools
+
+    @property
+    def mcp(self) -> McpServers:
+        return self.in_force.mcp
+
+    @property
+    def index(self) -> WorkspaceIndex | None:
+        return self.in_force.index
 
     # -- turns -------------------------------------------------------------------------
 

@@ -241,6 +241,15 @@ async def close(editor: Editor) -> None:
 
 
 @pytest.fixture
+async def editors() -> AsyncIterator[list[Editor]]:
+    """Editors a test started itself (with a client of its own); each is closed after."""
+    started: list[Editor] = []
+    yield started
+    for editor in started:
+        await close(editor)
+
+
+@pytest.fixture
 async def start_editor(
     stub: ProviderStub, workspace: Path, home: Path
 ) -> AsyncIterator[StartEditor]:

@@ -5,11 +5,9 @@ the next start by reading only what changed."""
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
-import pytest
 from lsprotocol import types
 from pytest_lsp import client_capabilities
 from pytest_lsp.client import make_test_lsp_client
@@ -23,6 +21,8 @@ class Watching(Editor):
 
 
 async def launch(workspace: Path, env: dict[str, str]) -> Watching:
+    """An editor that accepts the watcher's registration (it tells a change only when a
+    test sends one) and answers dialogs from ``answers``."""
     client = make_test_lsp_client()
     editor = Watching(client, workspace)
     editor.registrations = []
@@ -30,6 +30,10 @@ async def launch(workspace: Path, env: dict[str, str]) -> Watching:
     @client.feature(types.CLIENT_REGISTER_CAPABILITY)
     def register(params: types.RegistrationParams) -> None:
         editor.registrations += params.registrations
+
+    @client.feature(types.WINDOW_SHOW_MESSAGE_REQUEST)
+    async def on_dialog(params: types.ShowMessageRequestParams) -> object:
+        return await editor.on_dialog(params)
 
     await client.start_io(*SERVER, env=env)
     await client.initialize_session(
@@ -40,14 +44,6 @@ async def launch(workspace: Path, env: dict[str, str]) -> Watching:
         )
     )
     return editor
-
-
-@pytest.fixture
-async def editors() -> AsyncIterator[list[Editor]]:
-    started: list[Editor] = []
-    yield started
-    for editor in started:
-        await close(editor)
 
 
 async def indexed(editor: Editor) -> list[Any]:

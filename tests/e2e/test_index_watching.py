@@ -8,50 +8,14 @@ from __future__ import annotations
 import asyncio
 import os
 import sys
-from collections.abc import AsyncIterator
 from pathlib import Path
 
 import pytest
-from lsprotocol import types
-from pytest_lsp import client_capabilities
-from pytest_lsp.client import make_test_lsp_client
 
-from tests.e2e.conftest import SERVER, Editor, close, launch, server_env
+from tests.e2e.conftest import Editor, launch, server_env
 from tests.e2e.test_index import grep, indexed
+from tests.e2e.test_index import launch as launch_watching
 from tests.support.provider_stub import ProviderStub, text, tool_calls
-
-
-async def launch_watching(workspace: Path, env: dict[str, str]) -> Editor:
-    """An editor that accepts the watcher's registration (and then tells nothing) and
-    answers dialogs."""
-    client = make_test_lsp_client()
-    editor = Editor(client, workspace)
-
-    @client.feature(types.CLIENT_REGISTER_CAPABILITY)
-    def register(params: types.RegistrationParams) -> None:
-        pass
-
-    @client.feature(types.WINDOW_SHOW_MESSAGE_REQUEST)
-    async def on_dialog(params: types.ShowMessageRequestParams) -> object:
-        return await editor.on_dialog(params)
-
-    await client.start_io(*SERVER, env=env)
-    await client.initialize_session(
-        types.InitializeParams(
-            capabilities=client_capabilities("visual-studio-code"),
-            root_uri=workspace.as_uri(),
-            workspace_folders=[types.WorkspaceFolder(uri=workspace.as_uri(), name="ws")],
-        )
-    )
-    return editor
-
-
-@pytest.fixture
-async def editors() -> AsyncIterator[list[Editor]]:
-    started: list[Editor] = []
-    yield started
-    for editor in started:
-        await close(editor)
 
 
 async def found_soon(editor: Editor, stub: ProviderStub, pattern: str, seconds: float = 10) -> str:
