@@ -9,7 +9,7 @@ from typing import Any
 from lsprotocol import types
 
 from tests.e2e.conftest import Editor, StartEditor
-from tests.support.provider_stub import ProviderStub, hang, text
+from tests.support.provider_stub import ProviderStub, hang, text, tool_calls
 
 
 async def start_hanging_turn(editor: Editor, stub: ProviderStub, msg_id: str) -> asyncio.Task[Any]:
@@ -97,3 +97,37 @@ async def test_shutdown_while_a_turn_runs_is_clean(
     again = await start_editor()
     sessions = (await again.command("tether.sessions", {}))["sessions"]
     assert sessions[0]["status"] == "cancelled"
+
+
+async def test_an_editor_that_hangs_up_mid_command_ends_it_as_shutdown_would(
+    start_editor: StartEditor, stub: ProviderStub, home: Path
+) -> None:
+    """No `shutdown`, no `exit`: the editor's end of stdin just closes (it crashed, or was
+    killed). The command is stopped, its call answered and stored, and the server exits."""
+    editor = await start_editor()
+    ticks = editor.workspace / "ticks.txt"
+    ticking = "(while true; do echo tick >> ticks.txt; sleep 0.05; done) & sleep 30"
+    stub.script(tool_calls(("command", {"command": ticking})), hang(30))
+    editor.answers = ["Allow"]
+    running = asyncio.create_task(editor.run("tick"))
+    async with asyncio.timeout(10):
+        while not (ticks.exists() and ticks.stat().st_size):
+            await asyncio.sleep(0.02)
+    session = next(u["session"] for u in editor.updates)
+    process = editor.client._server
+    assert process is not None and process.stdin is not None
+
+    process.stdin.close()
+    async with asyncio.timeout(10):
+        assert await process.wait() == 0
+    # closed as after `shutdown`: SQLite removes a database's log when its last user closes it
+    assert not list(home.rglob("*-wal"))
+    running.cancel()
+
+    size = ticks.stat().st_size
+    await asyncio.sleep(0.5)  # a survivor would have ticked ten times by now
+    assert ticks.stat().st_size == size
+    again = await start_editor()
+    history = await again.history(session)
+    (call,) = [m for m in history["messages"] if m["role"] == "tool"]
+    assert "cancelled" in call["content"]

@@ -35,6 +35,7 @@ from tether.outbound import RedactingFilter, outbound
 from tether.service import Service
 
 log = logging.getLogger(__name__)
+WIND_DOWN_S = 10.0  # the longest a stop may take once the client has gone
 
 
 class EditorLog(logging.Handler):
@@ -156,6 +157,18 @@ class TetherServer(LanguageServer):
         if self.stopping is None:
             self.stopping = asyncio.ensure_future(self._stop())
         await asyncio.shield(self.stopping)
+
+    async def wind_down(self) -> None:
+        """The client has gone (its ``exit``, or a hang-up without one): stop as after
+        ``shutdown``, every turn answering its calls and the databases closed, within
+        ``WIND_DOWN_S``. Left to the end of ``asyncio.run``, every task would be cancelled
+        at once, and one cancelled while it starts a program never ends (Python 3.11's
+        asyncio waits for the pipes of a process that a cancelled task was to connect)."""
+        try:
+            async with asyncio.timeout(WIND_DOWN_S):
+                await self.stop()
+        except TimeoutError:
+            log.warning("stopping took over %g s: tether exits without waiting", WIND_DOWN_S)
 
     async def before_exit(self) -> None:
         """An ``exit`` sent right behind ``shutdown`` waits until the shutdown is done and

@@ -24,11 +24,13 @@ error, and carry out the rest; the LSP fuzz campaign found each):
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 import os
 import queue
 import sys
 import threading
+import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal
@@ -54,6 +56,7 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 INTERRUPTED = 130  # the exit code after Ctrl-C
 MAX_METHOD = 1024  # characters: a longer method name is no method anyone serves
+EXIT_S = 5.0  # after the stop: the longest the process may take to end
 
 
 async def pump(
@@ -224,9 +227,30 @@ def serve_stdio(server: TetherServer) -> int:
     server.protocol.set_writer(StdoutWriter(sys.stdout.buffer))
     frames = Frames(StdinSource(sys.stdin.fileno()))
     try:
-        return asyncio.run(pump(frames, server.protocol, before_exit=server.before_exit))
+        return asyncio.run(_served(frames, server))
     except KeyboardInterrupt:
         return INTERRUPTED
     except BrokenPipeError:
         log.error("the client closed the connection")
         return 0
+
+
+async def _served(frames: Frames, server: TetherServer) -> int:
+    code = await pump(frames, server.protocol, before_exit=server.before_exit)
+    await server.wind_down()
+    exit_within(EXIT_S, code)
+    return code
+
+
+def exit_within(seconds: float, code: int) -> None:
+    """End the process with ``code`` if it still runs ``seconds`` from now. The server has
+    stopped; what is left (the loop's last cancels, the worker threads' joins) must not
+    keep alive a process that nobody talks to any more."""
+
+    def end() -> None:
+        time.sleep(seconds)
+        with contextlib.suppress(Exception):  # the interpreter may be half gone
+            log.warning("tether was still ending %g s after it stopped: it exits now", seconds)
+        os._exit(code)
+
+    threading.Thread(target=end, name="tether-exit", daemon=True).start()

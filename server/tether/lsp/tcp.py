@@ -41,7 +41,7 @@ from tether.lsp.framing import (
     decode,
     request_id,
 )
-from tether.lsp.serving import INTERRUPTED, pump
+from tether.lsp.serving import EXIT_S, INTERRUPTED, exit_within, pump
 
 if TYPE_CHECKING:
     from tether.lsp.server import TetherServer
@@ -268,9 +268,12 @@ def serve_tcp(server: TetherServer, address: Address, state_dir: Path) -> int:
         print(f"listening on {shown}:{port}", file=sys.stderr)
         print(f"token file: {token_path}", file=sys.stderr, flush=True)
         try:
-            return await door.ended
+            code = await door.ended
         finally:
             listener.close()
+        await server.wind_down()
+        exit_within(EXIT_S, code)
+        return code
 
     try:
         return asyncio.run(listen())

@@ -7,6 +7,9 @@ from __future__ import annotations
 
 import asyncio
 import json
+import subprocess
+import sys
+import textwrap
 from typing import Any
 
 from pygls.lsp.server import LanguageServer
@@ -256,3 +259,30 @@ async def test_a_cancel_whose_id_is_no_integer_or_string_cancels_nothing() -> No
     await asyncio.sleep(0.05)
 
     assert [(m["id"], m.get("result")) for m in writer.messages()][1:] == [(1, "done")]
+
+
+def test_a_process_whose_end_is_stuck_exits_with_its_code_all_the_same() -> None:
+    """The safety net behind the stop: a task that never ends once cancelled (as one
+    starting a program did under Python 3.11) holds ``asyncio.run``'s end forever."""
+    stuck = textwrap.dedent(
+        """
+        import asyncio
+        from tether.lsp.serving import exit_within
+
+        async def stubborn():
+            while True:
+                try:
+                    await asyncio.sleep(60)
+                except asyncio.CancelledError:
+                    pass
+
+        async def main():
+            asyncio.ensure_future(stubborn())
+            await asyncio.sleep(0)
+            exit_within(0.2, 7)
+
+        asyncio.run(main())
+        """
+    )
+    ended = subprocess.run([sys.executable, "-c", stuck], capture_output=True, timeout=30)
+    assert ended.returncode == 7, ended.stderr
