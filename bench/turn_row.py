@@ -32,19 +32,39 @@ async def row(workspace: Path, state: Path, reps: int) -> Row:
         client = LanguageClient("tether-bench", "0")
         updates: list[object] = []
 
+        indexed = asyncio.Event()
+
         @client.feature("tether/update")  # type: ignore[untyped-decorator]
         def on_update(params: object) -> None:  # an editor would render each
             updates.append(params)
+
+        @client.feature(types.WINDOW_WORK_DONE_PROGRESS_CREATE)  # type: ignore[untyped-decorator]
+        def on_create(params: types.WorkDoneProgressCreateParams) -> None:
+            pass
+
+        @client.feature(types.PROGRESS)  # type: ignore[untyped-decorator]
+        def on_progress(params: types.ProgressParams) -> None:
+            value = params.value
+            kind = value.get("kind") if isinstance(value, dict) else getattr(value, "kind", None)
+            if str(params.token).startswith("tether-index-") and kind == "end":
+                indexed.set()
 
         await client.start_io(sys.executable, "-m", "tether", "serve", env=env, cwd=state)
         assert client._server is not None
         drain = asyncio.create_task(_drain(client._server.stderr))
         await client.initialize_async(
             types.InitializeParams(
-                capabilities=types.ClientCapabilities(), root_uri=workspace.as_uri()
+                capabilities=types.ClientCapabilities(
+                    window=types.WindowClientCapabilities(work_done_progress=True)
+                ),
+                root_uri=workspace.as_uri(),
             )
         )
         client.initialized(types.InitializedParams())
+        # The steady state a person works in: the workspace's index built (it is kept
+        # between starts), not its first build going on beside the turns.
+        async with asyncio.timeout(300):
+            await indexed.wait()
         body: dict[str, object] = {}
 
         async def turn() -> float:
