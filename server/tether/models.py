@@ -28,6 +28,11 @@ RecordedDecision = Literal["allow", "deny", "dismissed", "applied"]
 Scope = Literal["session", "workspace"]
 # What a remembered rule says of the calls it covers: run them unasked, or deny them unasked.
 Verdict = Literal["allow", "deny"]
+# Where an MCP server is (`tether.sources`).
+McpState = Literal[
+    "not started", "waiting", "asking", "not allowed", "starting", "running", "restarting",
+    "failed", "stopped",
+]  # fmt: skip
 RewindWhat = Literal["files", "conversation", "both"]
 
 

@@ -86,3 +86,20 @@ async def test_warnings_reach_the_editors_log(
 
     (warning,) = [m for m in editor.client.log_messages if "HTTP 429" in m.message]
     assert warning.type == types.MessageType.Warning and "retrying" in warning.message
+
+
+async def test_a_store_that_cannot_open_is_told_and_each_request_says_why(
+    start_editor: StartEditor, stub: ProviderStub, tmp_path: Path
+) -> None:
+    """The service is built once `initialize` is answered: what stops it from being built
+    reaches the person, in a message and in the answer to every request."""
+    home = tmp_path / "a-file"
+    home.write_text("not a folder\n")
+    editor = await start_editor(env=server_env(stub, home))
+
+    with pytest.raises(JsonRpcException) as raised:
+        await editor.command("tether.sessions", {})
+
+    assert raised.value.message.startswith("tether could not start: ")
+    (shown,) = [m for m in editor.client.messages if m.type == types.MessageType.Error]
+    assert shown.message.startswith("tether could not start: ")

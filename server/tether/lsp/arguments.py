@@ -13,8 +13,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, SerializationInfo, model_serializer
 
-from tether.mcp_source.servers import State
-from tether.models import RewindWhat, Scope, SessionStatus, Task, Verdict
+from tether.models import McpState, RewindWhat, Scope, SessionStatus, Task, Verdict
 
 
 class Argument(BaseModel):
@@ -176,7 +175,7 @@ class ServerInfo(BaseModel):
     """An MCP server, live: where it is, and how many of its tools are in force."""
 
     name: str
-    state: State
+    state: McpState
     tools: int
     detail: str  # why it failed (with its last stderr lines), or what it waits for; or ""
 

@@ -1,8 +1,10 @@
 """The protocol front: a pygls server that hands each request to the service.
 
 The server owns what only LSP knows (the client's capabilities, request ids,
-progress tokens) and builds the service once, at ``initialize``, with the LSP
-implementations of the agent's seams (``documents``, ``dialogs``, ``editor``).
+progress tokens) and builds the service once, right after answering ``initialize``,
+with the LSP implementations of the agent's seams (``documents``, ``dialogs``,
+``editor``). The agent's stack is imported only then: the editor's handshake does not
+wait for it, and the next message is handled once the service is built.
 """
 
 from __future__ import annotations
@@ -11,19 +13,17 @@ import asyncio
 import logging
 from collections import deque
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from lsprotocol import types
 from pygls.exceptions import FeatureRequestError
 from pygls.lsp.server import LanguageServer
 from pygls.uris import to_fs_path
 
-from tether import __version__, app
+from tether import __version__
 from tether.config import Configuration
 from tether.errors import ConfigError, Refused
-from tether.lsp.dialogs import LspPerson
 from tether.lsp.documents import LspDocuments
-from tether.lsp.editor import LspEditor
 from tether.lsp.pygls_private import (
     OwnCancels,
     quiet_answered_errors,
@@ -32,7 +32,10 @@ from tether.lsp.pygls_private import (
 )
 from tether.lsp.updates import LspUpdates
 from tether.outbound import RedactingFilter, outbound
-from tether.service import Service
+
+if TYPE_CHECKING:
+    from tether.lsp.editor import LspEditor
+    from tether.service import Service
 
 log = logging.getLogger(__name__)
 WIND_DOWN_S = 10.0  # the longest a stop may take once the client has gone
@@ -73,6 +76,8 @@ class TetherServer(LanguageServer):
         self.protocol.take_cancel = self.cancel_turn_request
         self.config = Configuration()
         self._service: Service | None = None
+        self._starting: Path | None = None  # the workspace, from `initialize` to the build
+        self._failed: str | None = None  # why the service could not be built
         self._editor: LspEditor | None = None
         self.turn_requests: dict[Any, str] = {}  # tether.run request id -> session
         self.progress_sessions: dict[Any, str] = {}  # $/progress token -> session
@@ -85,6 +90,8 @@ class TetherServer(LanguageServer):
     @property
     def service(self) -> Service:
         if self._service is None:
+            if self._failed is not None:
+                raise Refused(f"tether could not start: {self._failed}")
             raise Refused("tether is not initialized yet: send `initialize` first")
         return self._service
 
@@ -105,13 +112,36 @@ class TetherServer(LanguageServer):
         options = params.initialization_options
         layer = options.get("tether", {}) if isinstance(options, dict) else {}
         self.configure("init", layer if isinstance(layer, dict) else {})
-        workspace = _workspace_root(params)
+        self._starting = _workspace_root(params)
+
+    def build_service(self) -> None:
+        """Build the service, once ``initialize`` has been answered (``serving.pump`` calls
+        this before it hands on the next message). A service that cannot be built (its
+        store cannot be opened...) is told, and each request is refused saying why."""
+        if self._starting is None or self._service is not None:
+            return
+        workspace, self._starting = self._starting, None
+        from tether import app  # the agent's stack, tools, providers, store
+        from tether.lsp.dialogs import LspPerson
+        from tether.lsp.editor import LspEditor
+
         documents = LspDocuments(self.workspace)
         self._editor = LspEditor(self, documents)
-        self._service = app.build(
-            self.config, workspace, documents, LspPerson(self), self._editor, tell=self.tell
-        )
-        self._service.in_force.start_sources()  # in the background: never delays `initialize`
+        try:
+            self._service = app.build(
+                self.config, workspace, documents, LspPerson(self), self._editor, tell=self.tell
+            )
+        except Exception as exc:
+            self._failed = str(exc) or type(exc).__name__
+            log.error("tether could not start: %s", self._failed)
+            self.window_show_message(
+                types.ShowMessageParams(
+                    type=types.MessageType.Error,
+                    message=outbound(f"tether could not start: {self._failed}"),
+                )
+            )
+            return
+        self._service.in_force.start_sources()  # in the background
         pruning = asyncio.ensure_future(self._service.prune_checkpoints())
         self.background.add(pruning)  # old checkpoints go at start (checkpoint.keep_days)
         pruning.add_done_callback(self.background.discard)

@@ -64,14 +64,24 @@ async def pump(
     protocol: JsonRPCProtocol,
     first: Any = None,
     before_exit: Callable[[], Awaitable[None]] | None = None,
+    after_initialize: Callable[[], None] | None = None,
 ) -> int:
     """Hand each message to ``protocol`` (``first`` before the stream's) until the stream
     ends, 0, or the client's ``exit``, its exit code; ``exit`` only once ``before_exit``
-    is done."""
+    is done; ``after_initialize`` once ``initialize`` is answered, before the next."""
     lifecycle = Lifecycle()
+
+    def hand(message: Any) -> None:
+        nonlocal after_initialize
+        handle(protocol, message, lifecycle)
+        if after_initialize is not None and lifecycle.phase != "waiting":
+            then = after_initialize
+            after_initialize = None  # once
+            then()
+
     try:
         if first is not None:
-            handle(protocol, first, lifecycle)
+            hand(first)
         while (item := await frames.next()) is not None:
             message = item if isinstance(item, Rejected) else decode(item)
             if isinstance(message, Rejected):
@@ -79,7 +89,7 @@ async def pump(
                 continue
             if before_exit and isinstance(message, dict) and is_exit(message):
                 await before_exit()
-            handle(protocol, message, lifecycle)
+            hand(message)
     except SystemExit as exc:  # how pygls's `exit` handler ends the server
         return exc.code if isinstance(exc.code, int) else 0
     return 0
@@ -236,7 +246,9 @@ def serve_stdio(server: TetherServer) -> int:
 
 
 async def _served(frames: Frames, server: TetherServer) -> int:
-    code = await pump(frames, server.protocol, before_exit=server.before_exit)
+    code = await pump(
+        frames, server.protocol, None, server.before_exit, after_initialize=server.build_service
+    )
     await server.wind_down()
     exit_within(EXIT_S, code)
     return code

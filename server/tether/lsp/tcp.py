@@ -161,7 +161,14 @@ class Door:
             log.info("serving %s", peer)
             frames.limit = MAX_MESSAGE_BYTES
             self.server.protocol.set_writer(writer)
-            self._end(await pump(frames, self.server.protocol, first, self.server.before_exit))
+            served_until = pump(
+                frames,
+                self.server.protocol,
+                first,
+                self.server.before_exit,
+                after_initialize=self.server.build_service,
+            )
+            self._end(await served_until)
         except ConnectionError as exc:
             log.info("%s: %s", peer, exc)
             if served:

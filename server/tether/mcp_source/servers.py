@@ -19,23 +19,20 @@ import contextlib
 import logging
 from collections.abc import Callable, Coroutine, Mapping
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Any
 
 from tether.config import McpServerSettings as ServerSettings
 from tether.config import McpStdioServer
 from tether.mcp_source.stderr import StderrTail
 from tether.mcp_source.workspace import Permits, WorkspaceServer
+from tether.models import McpState
 from tether.tools.toolbox import Toolbox
 
 log = logging.getLogger(__name__)
 WAITING = "waits for the person to allow its .mcp.json entry"
 CLOSE_S = 5.0  # how long shutdown waits for the servers to end before leaving them
 RESTART_S = 0.2  # a pause before the one restart: a crash loop never spins
-State = Literal[
-    "not started", "waiting", "asking", "not allowed", "starting", "running", "restarting",
-    "failed", "stopped",
-]  # fmt: skip
-SETTLING: tuple[State, ...] = ("not started", "starting", "restarting")
+SETTLING: tuple[McpState, ...] = ("not started", "starting", "restarting")
 _Body = Callable[[asyncio.Event], Coroutine[Any, Any, None]]
 
 
@@ -43,7 +40,7 @@ _Body = Callable[[asyncio.Event], Coroutine[Any, Any, None]]
 class ServerState:
     """Where one server is: its tools in force, and why it failed or what it waits for."""
 
-    state: State = "not started"
+    state: McpState = "not started"
     tools: int = 0
     detail: str = ""
 
@@ -161,7 +158,7 @@ class McpServers:
             self.states[name] = state
             self._changed.set()
 
-    def _run(self, name: str, body: _Body, state: State = "starting") -> None:
+    def _run(self, name: str, body: _Body, state: McpState = "starting") -> None:
         self.states[name] = ServerState(state)
         self._changed.set()
         before = self._runs.get(name)

@@ -101,6 +101,29 @@ async def test_exit_ends_the_loop_with_pyglss_exit_code() -> None:
     assert without == 1  # LSP: `exit` without `shutdown` first
 
 
+async def test_after_initialize_runs_once_its_answer_is_out_and_before_the_next_message() -> None:
+    """How tether answers `initialize` before importing and building its agent: the
+    service is built then, and nothing after `initialize` is handled without it."""
+    server = LanguageServer("test", "1")
+    writer = Writer()
+    server.protocol.set_writer(writer)
+    seen: list[list[Any]] = []
+
+    def after() -> None:
+        seen.append([m["id"] for m in writer.messages()])
+
+    stream = Pieces(
+        request(1, "textDocument/hover", {}),  # refused: before `initialize`
+        frame(INITIALIZE),
+        request(2, "shutdown"),
+        request(3, "shutdown"),
+    )
+    await pump(Frames(stream), server.protocol, after_initialize=after)
+
+    assert seen == [[1, 1]]  # the refusal, then the answer to `initialize`; once
+    assert [m["id"] for m in writer.messages()] == [1, 1, 2, 3]
+
+
 # What the LSP fuzz campaign found (seed 20261201, `python -m tests.reliability lsp-fuzz`),
 # each as its minimal reproduction: before the fix, pygls answered it not at all, with an
 # internal error, or carried it out.
