@@ -22,6 +22,7 @@ from tether.tools.paths import MAX_PATH_CHARS, checked, named, reads_inside, sho
 
 MAX_MATCHES = 1000
 MAX_GLOB_CHARS = MAX_PATH_CHARS  # a glob matches a path: none longer than this
+_GLOB_SYNTAX = frozenset("*?[]{},/\\")  # what makes a glob's character more than itself
 
 
 class FsFindParams(BaseModel):
@@ -97,10 +98,13 @@ class Glob:
         self.pattern = escape_surrogates(pattern).strip().removeprefix("./").lstrip("/")
         self.anchored = "/" in self.pattern
         self._regex = _compiled(self.pattern)
+        self._suffix = _suffix(self.pattern)
 
     def matches(self, rel: str) -> bool:
         """Whether the path ``rel`` (or its base name) matches; a name that is not UTF-8 is
         matched as it is shown, escaped."""
+        if self._suffix is not None:  # `*.py`, `**/*.py`: the base name's end decides
+            return escape_surrogates(rel.rpartition("/")[2]).endswith(self._suffix)
         subject = rel if self.anchored else rel.rpartition("/")[2]
         # As UTF-8 bytes: RE2's wrapper maps a str's offsets back, 2.6 times the cost.
         return self._regex.fullmatch(escape_surrogates(subject).encode()) is not None
@@ -120,6 +124,17 @@ class Glob:
         if not last or "**" in last or last.count("{") != last.count("}"):
             return None
         return last
+
+
+def _suffix(glob: str) -> str | None:
+    """The literal end of a glob shaped ``*.py`` or ``**/*.py``, which match the paths whose
+    base name ends so: the commonest globs, told without a regex (a path at a time, RE2's
+    wrapper costs some microseconds)."""
+    tail = glob.removeprefix("**/")
+    if not tail.startswith("*"):
+        return None
+    literal = tail[1:]
+    return None if _GLOB_SYNTAX.intersection(literal) else literal
 
 
 def _compiled(glob: str) -> Any:

@@ -20,6 +20,7 @@ from tests.unit.tools import (
     write,
 )
 from tether.errors import ToolError
+from tether.outbound import escape_surrogates
 from tether.tools.fs_find import MAX_MATCHES, FsFind, FsFindParams, Glob
 
 FIND = FsFind()
@@ -71,6 +72,30 @@ def tree(tmp_path: Path) -> Path:
 )
 def test_glob_semantics(pattern: str, rel: str, hit: bool) -> None:
     assert Glob(pattern).matches(rel) is hit
+
+
+SUFFIX_GLOBS = ["*.py", "**/*.py", "*", "**/*", "*.tar.gz", "*py", "**/*.d.ts", "*~"]
+NAMES = ["a.py", "x/a.py", "x/y/.py", "py", "x/py", "a.pyc", "x.py/b", "x\nz.py", "a.tar.gz"]
+NAMES += ["x/.hidden.py", "", "x/", "a.b~", "x/y.d.ts", "\udcff.py", "d.py/\udcfe"]
+
+
+@pytest.mark.parametrize("pattern", SUFFIX_GLOBS)
+def test_a_suffix_glob_matches_as_its_regex_does(pattern: str) -> None:
+    """``*.py`` and ``**/*.py`` are told by the base name's end, not by RE2: the same
+    answers as the regex the glob translates to, for every shape of path."""
+    glob = Glob(pattern)
+    assert glob._suffix is not None
+    for rel in NAMES:
+        subject = rel if glob.anchored else rel.rpartition("/")[2]
+        by_regex = glob._regex.fullmatch(escape_surrogates(subject).encode()) is not None
+        assert glob.matches(rel) is by_regex, (pattern, rel)
+
+
+@pytest.mark.parametrize(
+    "pattern", ["*.{py,pyi}", "src/*.py", "*.p?", "*[.]py", "a*.py", "**/x/*.py"]
+)
+def test_other_globs_go_to_the_regex(pattern: str) -> None:
+    assert Glob(pattern)._suffix is None
 
 
 def test_a_glob_knows_the_name_part_every_match_has() -> None:
