@@ -26,7 +26,7 @@ from tether.agent.prepare import Call, Invalid, Prepared, prepare, summary
 from tether.errors import ToolError
 from tether.models import PendingCall, ToolStatus, shortened
 from tether.store import Store, StoredReply
-from tether.tools.base import Gated, Preview, RunsUnasked, Sandboxable, Tool
+from tether.tools.base import Gated, Preview, RunsUnasked, Sandboxable, TellsItsChanges, Tool
 from tether.tools.toolbox import Toolbox, toolbox
 
 log = logging.getLogger(__name__)
@@ -191,8 +191,8 @@ class Dispatcher:
                 content, status = f"{c.call.name} failed unexpectedly: {exc!r}", "error"
             finally:
                 live.close()
-                if allowed is not None:  # it may have changed files: searches catch up first
-                    ctx.index.unsure()
+                if allowed is not None and not isinstance(c.tool, TellsItsChanges):
+                    ctx.index.unsure()  # it may have changed files: searches catch up first
             sandboxed = c.tool.sandboxed(ctx) if isinstance(c.tool, Sandboxable) else None
             by = allowed.by if allowed else None
             answers.answer(c.idx, status, content, decided_by=by, sandboxed=sandboxed)

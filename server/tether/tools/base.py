@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol, TypeVar, runtime_checkable
@@ -124,12 +124,19 @@ class Index(Protocol):
         """A call that may change files ran: the next search catches up with the disk."""
         ...
 
+    def changed(self, paths: Iterable[Path]) -> None:
+        """These files were created, changed or deleted: read again before the next search."""
+        ...
+
 
 class NoIndex:
     async def candidates(self, pattern: str, ignore_case: bool) -> list[Path] | None:
         return None
 
     def unsure(self) -> None:
+        pass
+
+    def changed(self, paths: Iterable[Path]) -> None:
         pass
 
     async def symbols(
@@ -245,6 +252,15 @@ class Sandboxable(Protocol):
     def sandboxed(self, ctx: ToolContext) -> bool:
         """Whether its calls run in the sandbox (recorded with each result)."""
         ...
+
+
+@runtime_checkable
+class TellsItsChanges(Protocol):
+    """An approval-requiring tool that tells the index each file it changes
+    (``ctx.index.changed``): the next search need not catch up with the whole workspace,
+    as it does after a call whose changes nobody knows (a command)."""
+
+    tells_its_changes: bool
 
 
 @runtime_checkable

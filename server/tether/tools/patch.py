@@ -114,6 +114,19 @@ def _counts(params: PatchParams) -> str:
     return f"+{added} -{removed}"
 
 
+async def _land(edit: FileEdit, name: str, ctx: ToolContext, label: str) -> str:
+    """Apply the edit in the editor, or else write it to disk; where it landed."""
+    if await ctx.editor.apply(edit, label=label):
+        return "applied in the editor"
+    if await _current(ctx, edit.path) != edit.before:
+        raise ToolError(f"{name} changed while the patch was being applied; read it again")
+    try:
+        await asyncio.to_thread(write_atomically, edit.path, edit.after)
+    except OSError as exc:
+        raise ToolError(f"cannot write {name}: {exc.strerror or exc}") from None
+    return "written to disk"
+
+
 def _plural(count: int, word: str) -> str:
     return f"{count} {word}{'' if count == 1 else 's'}"
 
@@ -130,6 +143,7 @@ class Patch:
         "The person approves each patch before it is applied."
     )
     params = PatchParams
+    tells_its_changes = True  # ctx.index.changed: no catch-up with the whole workspace after it
 
     def read_only(self, params: PatchParams, ctx: ToolContext) -> bool:
         return False
@@ -173,16 +187,10 @@ class Patch:
         name = named(ctx, edit.path)
         if edit.after == edit.before:
             return f"{name} unchanged: the patch leaves its text as it is"
-        if await ctx.editor.apply(edit, label=self.summary(params, ctx)):
-            where = "applied in the editor"
-        else:
-            if await _current(ctx, edit.path) != edit.before:
-                raise ToolError(f"{name} changed while the patch was being applied; read it again")
-            try:
-                await asyncio.to_thread(write_atomically, edit.path, edit.after)
-            except OSError as exc:
-                raise ToolError(f"cannot write {name}: {exc.strerror or exc}") from None
-            where = "written to disk"
+        try:
+            where = await _land(edit, name, ctx, label=self.summary(params, ctx))
+        finally:  # a cancelled write may still land: the index reads the file again anyway
+            ctx.index.changed([edit.path])
         added, removed = textedits.line_counts(edit.before or "", edit.after)
         if params.edits is not None:
             what = f"edited {name}: {_plural(len(params.edits), 'edit')}, +{added} -{removed} lines"

@@ -84,7 +84,7 @@ async def test_a_changed_file_is_defined_again_before_the_next_query(
 ) -> None:
     ctx = await indexed(ws, tmp_path)
     write(ws, "pkg/new.go", "package pkg\nfunc FreshlyAdded() {}\n")
-    ctx.index.changed([ws / "pkg/new.go"])  # type: ignore[attr-defined]
+    ctx.index.changed([ws / "pkg/new.go"])
     assert await call(SYMBOLS, ctx, query="FreshlyAdded") == "pkg/new.go:2: function FreshlyAdded"
 
 

@@ -13,8 +13,10 @@ from pydantic import ValidationError
 
 from tests.unit.tools import Buffers, bytes_name, call, context, summary, write
 from tether.errors import ToolError
+from tether.index import WorkspaceIndex
 from tether.tools.atomic import write_atomically
-from tether.tools.base import FileEdit, Replacement, ToolContext
+from tether.tools.base import FileEdit, Replacement, TellsItsChanges, ToolContext
+from tether.tools.command import Command
 from tether.tools.patch import Patch, PatchParams, plan
 
 PATCH = Patch()
@@ -357,3 +359,22 @@ async def test_a_name_that_is_not_utf8_is_patched_by_its_escaped_name(tmp_path: 
     assert real.read_text() == "new\n"
     memory = PATCH.rule_key(params(path="caf\\xe9.txt", content=""), context(tmp_path))
     assert memory is not None and memory.key == "caf\\xe9.txt"
+
+
+async def test_a_patch_tells_the_index_the_file_it_wrote(tmp_path: Path) -> None:
+    """No watcher here, and no catch-up (the dispatcher asks none after a patch): the next
+    search finds the patched text because the patch told the index of its file."""
+    ws = tmp_path / "ws"
+    write(ws, "app.py", APP)
+    index = WorkspaceIndex(ws.resolve(), tmp_path / "index.sqlite3")
+    await index.build()
+    index.follow()
+    ctx = dataclasses.replace(context(ws), index=index)
+
+    await call(PATCH, ctx, path="app.py", edits=[{"old": "print('hi')", "new": "patched_w()"}])
+    await call(PATCH, ctx, path="new.py", content="created_w = 1\n")
+
+    assert await index.candidates("patched_w", False) == [ws.resolve() / "app.py"]
+    assert await index.candidates("created_w", False) == [ws.resolve() / "new.py"]
+    assert isinstance(PATCH, TellsItsChanges) and not isinstance(Command(), TellsItsChanges)
+    await index.close()
