@@ -29,16 +29,19 @@ class GitState:
 async def state(root: Path) -> GitState | None:
     """HEAD and the files ``git status`` lists now; None when git cannot tell."""
     overrides = [*as_arguments(await repository_overrides(root)), "-c", "core.excludesFile="]
-    prefix = await _git(root, overrides, "rev-parse", "--show-prefix")
+    # At once: each is a process to start, and a search after a command waits for them.
+    prefix, head, status = await asyncio.gather(
+        _git(root, overrides, "rev-parse", "--show-prefix"),
+        _git(root, overrides, "rev-parse", "--verify", "-q", "HEAD"),
+        _git(
+            root,
+            overrides,
+            *("status", "--porcelain=v1", "-z", "--untracked-files=all", "--no-renames"),
+            "--ignore-submodules=all",
+        ),
+    )
     if prefix is None or prefix.strip():
         return None  # a workspace inside a repository (or none): its paths are not git's
-    head = await _git(root, overrides, "rev-parse", "--verify", "-q", "HEAD")
-    status = await _git(
-        root,
-        overrides,
-        *("status", "--porcelain=v1", "-z", "--untracked-files=all", "--no-renames"),
-        "--ignore-submodules=all",
-    )
     if head is None or status is None:
         return None
     return GitState(head.strip().decode(), frozenset(_status_paths(status)))
