@@ -97,21 +97,20 @@ def to_anthropic_messages(messages: tuple[Message, ...]) -> list[dict[str, Any]]
     """
     wire: list[dict[str, Any]] = []
     order: dict[str, int] = {}  # call id -> its place among its reply's calls
-    for message in messages:
-        match message:
-            case UserMessage(content=content):
-                _add(wire, "user", [{"type": "text", "text": content}])
-            case AssistantMessage(content=content, tool_calls=calls):
-                blocks: list[dict[str, Any]] = (
-                    [{"type": "text", "text": content}] if content else []
-                )
-                blocks += [_tool_use(c.id, c.name, c.parsed_arguments()) for c in calls]
-                order |= {c.id: at for at, c in enumerate(calls)}
-                if blocks:  # the API refuses an empty turn; an empty reply says nothing anyway
-                    _add(wire, "assistant", blocks)
-            case ToolMessage(result=r):
-                block = {"type": "tool_result", "tool_use_id": r.call_id, "content": r.content}
-                _add(wire, "user", [block | ({"is_error": True} if r.status != "ok" else {})])
+    for message in messages:  # by exact type: see to_openai_messages
+        if type(message) is UserMessage:
+            _add(wire, "user", [{"type": "text", "text": message.content}])
+        elif type(message) is AssistantMessage:
+            content, calls = message.content, message.tool_calls
+            blocks: list[dict[str, Any]] = [{"type": "text", "text": content}] if content else []
+            blocks += [_tool_use(c.id, c.name, c.parsed_arguments()) for c in calls]
+            order |= {c.id: at for at, c in enumerate(calls)}
+            if blocks:  # the API refuses an empty turn; an empty reply says nothing anyway
+                _add(wire, "assistant", blocks)
+        elif type(message) is ToolMessage:
+            r = message.result
+            block = {"type": "tool_result", "tool_use_id": r.call_id, "content": r.content}
+            _add(wire, "user", [block | ({"is_error": True} if r.status != "ok" else {})])
     for turn in wire:
         if turn["role"] == "user":
             turn["content"].sort(key=lambda block: _place(block, order))
