@@ -86,7 +86,7 @@ class McpServers:
         self.states |= {name: ServerState("waiting", detail=WAITING) for name in self.waiting}
         self._stopped = False
         self._runs: dict[str, _Task] = {}
-        self._leaving: list[_Task] = []  # runs of servers removed from the settings
+        self._leaving: dict[str, _Task] = {}  # runs of servers removed from the settings
         self._started = False
         self._told: set[str] = set()
         self._changed = asyncio.Event()  # set whenever a server's state changes
@@ -122,11 +122,11 @@ class McpServers:
                 name: ServerState() for name in self.servers
             }
             return
-        self._leaving = [run for run in self._leaving if run.task and not run.task.done()]
+        self._leaving = {n: r for n, r in self._leaving.items() if r.task and not r.task.done()}
         for name in old:
             if name not in self.servers and (run := self._runs.pop(name, None)) is not None:
                 run.stop.set()
-                self._leaving.append(run)
+                self._leaving[name] = run
                 self.states.pop(name, None)
         for name, settings in self.servers.items():
             if old.get(name) != settings:
@@ -161,7 +161,9 @@ class McpServers:
     def _run(self, name: str, body: _Body, state: McpState = "starting") -> None:
         self.states[name] = ServerState(state)
         self._changed.set()
-        before = self._runs.get(name)
+        # The name's last run, still serving or leaving: a name removed from the settings
+        # and added again starts once its old process has ended.
+        before = self._runs.get(name) or self._leaving.pop(name, None)
         run = self._runs[name] = _Task()
 
         async def after_the_last() -> None:
@@ -192,7 +194,7 @@ class McpServers:
 
     async def close(self) -> None:
         self._stopped = True
-        every = [*self._runs.values(), *self._leaving]
+        every = [*self._runs.values(), *self._leaving.values()]
         runs = [run.task for run in every if run.task is not None]
         for name, run in self._runs.items():
             run.stop.set()
