@@ -37,6 +37,7 @@ from tether.agent.events import (
     Update,
     UsageUpdate,
 )
+from tether.history import History, HistoryMessage, HistoryTool, Rewound
 from tether.lsp.arguments import (
     AppliedArgument,
     ApproveArgument,
@@ -60,7 +61,7 @@ from tether.lsp.arguments import (
     Tools,
     Unscheduled,
 )
-from tether.models import History, HistoryMessage, HistoryTool, Rewound, TurnResult
+from tether.models import TurnResult
 
 # Each command of ``workspace/executeCommand``: its one argument, and its result.
 # A turn's command answers Started at once when sent with ``wait: false`` (v2).

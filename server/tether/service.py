@@ -26,24 +26,20 @@ from tether.checkpoints.record import Checkpoints
 from tether.checkpoints.rewind import rewind
 from tether.config import Configuration
 from tether.errors import ConfigError, NothingWaiting, Refused, SessionBusy
+from tether.history import History, HistoryMessage, Rewind, Rewound, message_to_wire
 from tether.index import WorkspaceIndex
 from tether.mcp_source import McpServers
 from tether.models import (
     PARKED,
     Compaction,
-    History,
-    HistoryMessage,
     Message,
     PendingCall,
     RecordedChoice,
-    Rewind,
     RewindWhat,
-    Rewound,
     Scope,
     SessionInfo,
     Task,
     TurnResult,
-    message_to_wire,
 )
 from tether.providers import Providers
 from tether.store import Store

@@ -59,9 +59,9 @@ from tether.agent.approval import Answer, Question
 from tether.agent.events import ToolCallUpdate, Update
 from tether.config import Configuration
 from tether.errors import ProviderError
+from tether.history import HistoryTool
 from tether.models import (
     AssistantMessage,
-    HistoryTool,
     Reply,
     ToolCall,
     ToolMessage,

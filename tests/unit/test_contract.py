@@ -18,6 +18,7 @@ from tether.agent.events import (
     ToolResultUpdate,
 )
 from tether.contract import COMMANDS, SCHEMA_FILE, UPDATES, render, schema
+from tether.history import History, HistoryAssistant, HistoryTool, HistoryUser, WireCall
 from tether.lsp.arguments import (
     Cancelled,
     NoArgument,
@@ -31,19 +32,7 @@ from tether.lsp.arguments import (
 from tether.lsp.errors import json_rpc_errors
 from tether.lsp.server import create_server
 from tether.lsp.updates import UPDATE, LspUpdates
-from tether.models import (
-    Compaction,
-    History,
-    HistoryAssistant,
-    HistoryTool,
-    HistoryUser,
-    PendingCall,
-    Stats,
-    Task,
-    TurnResult,
-    TurnUsage,
-    WireCall,
-)
+from tether.models import Compaction, PendingCall, Stats, Task, TurnResult, TurnUsage
 
 ROOT = Path(__file__).resolve().parents[2]
 REGENERATE = f".venv/bin/python -m tether.contract > {SCHEMA_FILE}"

@@ -9,7 +9,7 @@ from acp.schema import ToolCallProgress
 
 from tether.acp import calls
 from tether.acp.updates import AcpUpdates, Notification, agent_text, progress, user_text
-from tether.models import History, HistoryAssistant, HistoryTool, HistoryUser
+from tether.history import History, HistoryAssistant, HistoryTool, HistoryUser
 
 
 def replay(history: History, sink: AcpUpdates) -> None:

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from typing import Any, Literal, Protocol
 
-from tether.models import Frozen, RewindConflict, RewindWhat, SessionStatus, ToolStatus, TurnResult
+from tether.history import RewindConflict
+from tether.models import Frozen, RewindWhat, SessionStatus, ToolStatus, TurnResult
 
 
 class TextUpdate(Frozen):

@@ -19,7 +19,8 @@ from typing import Any
 from tether.checkpoints.repository import REF_ROOT, Repository, Snapshot
 from tether.config import CheckpointSettings
 from tether.errors import CheckpointError, ToolError
-from tether.models import Checkpoint, now
+from tether.history import Checkpoint
+from tether.models import now
 from tether.store import Store
 from tether.tools.base import Documents, EditsFiles, Sandboxable, Tool, ToolContext
 

@@ -20,7 +20,8 @@ from tether.checkpoints.record import Checkpoints
 from tether.checkpoints.repository import Blob
 from tether.checkpoints.undo import Conflict, Keep, Remove, Write, undo
 from tether.errors import CheckpointError, NotFound, Refused, ToolError
-from tether.models import Rewind, RewindConflict, RewindWhat, Rewound
+from tether.history import Rewind, RewindConflict, Rewound
+from tether.models import RewindWhat
 from tether.store.checkpoints import TurnCheckpoint
 from tether.tools.atomic import write_atomically
 from tether.tools.base import Editor, FileEdit, Replacement

@@ -15,6 +15,7 @@ from typing import Any, TypeVar
 from pydantic import BaseModel
 
 from tether.errors import TetherError
+from tether.history import History, Rewound
 from tether.lsp.arguments import (
     AppliedArgument,
     ApproveArgument,
@@ -45,7 +46,7 @@ from tether.lsp.arguments import (
 from tether.lsp.errors import Handler, json_rpc_errors
 from tether.lsp.server import TetherServer
 from tether.lsp.updates import LspUpdates
-from tether.models import History, Rewound, TurnResult
+from tether.models import TurnResult
 
 
 async def in_view(
