@@ -77,7 +77,10 @@ async def pump(
         if after_initialize is not None and lifecycle.phase != "waiting":
             then = after_initialize
             after_initialize = None  # once
-            then()
+            try:
+                then()
+            except Exception:  # the server goes on; what needs the service says it is missing
+                log.exception("could not finish starting")
 
     try:
         if first is not None:
