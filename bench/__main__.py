@@ -22,9 +22,11 @@ from bench import (
     turn_row,
 )
 from bench.timing import Row, table
+from tether.tools.children import reap_without_threads
 
 
 async def measure(workspace: Path, state: Path, quick: bool, detail: bool) -> list[Row]:
+    reap_without_threads()  # as `tether serve` waits for its programs: the in-process rows
     reps = 3 if quick else 11
     rows: list[Row] = []
     reads, singles = await dispatch_rows.concurrent_vs_serial(workspace, state, reps)

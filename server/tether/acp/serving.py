@@ -21,6 +21,7 @@ from tether.acp.wire import LineReader, LineTransport, LineWriter
 from tether.acp.workspaces import Workspaces
 from tether.config import Configuration
 from tether.outbound import RedactingFilter
+from tether.tools.children import reap_without_threads
 
 log = logging.getLogger(__name__)
 INTERRUPTED = 130
@@ -48,6 +49,7 @@ def serve(level: str) -> int:
 
 
 async def _serve(config: Configuration, into: int, out: int) -> int:
+    reap_without_threads()
     link = Link()
     workspaces = Workspaces(config, link)
     transport = LineTransport(LineReader(into), LineWriter(out))

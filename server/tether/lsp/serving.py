@@ -49,6 +49,7 @@ from tether.lsp.framing import (
     decode,
     request_id,
 )
+from tether.tools.children import reap_without_threads
 
 if TYPE_CHECKING:
     from tether.lsp.server import TetherServer
@@ -249,6 +250,7 @@ def serve_stdio(server: TetherServer) -> int:
 
 
 async def _served(frames: Frames, server: TetherServer) -> int:
+    reap_without_threads()
     code = await pump(
         frames, server.protocol, None, server.before_exit, after_initialize=server.build_service
     )

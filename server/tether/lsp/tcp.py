@@ -42,6 +42,7 @@ from tether.lsp.framing import (
     request_id,
 )
 from tether.lsp.serving import EXIT_S, INTERRUPTED, exit_within, pump
+from tether.tools.children import reap_without_threads
 
 if TYPE_CHECKING:
     from tether.lsp.server import TetherServer
@@ -268,6 +269,7 @@ def serve_tcp(server: TetherServer, address: Address, state_dir: Path) -> int:
     token_path = token_file(state_dir)
 
     async def listen() -> int:
+        reap_without_threads()
         door = Door(server, token_path)
         listener = await asyncio.start_server(door.connection, address.hosts, address.port)
         host, port = listener.sockets[0].getsockname()[:2]
