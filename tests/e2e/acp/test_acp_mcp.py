@@ -47,6 +47,17 @@ async def until_offered(acp: Acp, stub: ProviderStub, session: str, name: str) -
     raise AssertionError(f"never offered {name}: {offered(stub.requests[-1])}")
 
 
+async def with_ed(
+    start_acp: StartAcp, stub: ProviderStub, workspace: Path, marks: Path
+) -> tuple[Acp, str]:
+    """A client, and a session whose own MCP server ``ed`` runs, its tools offered."""
+    acp = await start_acp()
+    ed = named_server("ed", marks)
+    session = (await acp.conn.new_session(cwd=str(workspace), mcp_servers=[ed])).session_id
+    await until_offered(acp, stub, session, "mcp__ed__look")
+    return acp, session
+
+
 def alive(pid: int) -> bool:
     try:
         os.kill(pid, 0)
@@ -58,12 +69,8 @@ def alive(pid: int) -> bool:
 async def test_a_client_server_s_tools_ask_run_and_stop_with_the_connection(
     start_acp: StartAcp, stub: ProviderStub, workspace: Path, tmp_path: Path
 ) -> None:
-    acp = await start_acp()
     marks = tmp_path / "marks"
-    session = (
-        await acp.conn.new_session(cwd=str(workspace), mcp_servers=[named_server("ed", marks)])
-    ).session_id
-    await until_offered(acp, stub, session, "mcp__ed__look")
+    acp, session = await with_ed(start_acp, stub, workspace, marks)
     acp.editor.answers = ["allow"]
     stub.script(tool_calls(("mcp__ed__look", {"what": "x"})), text("looked"))
 
@@ -165,12 +172,8 @@ async def test_two_sessions_naming_one_server_name_each_run_their_own(
 async def test_a_parked_call_of_a_session_s_server_is_decided_in_its_next_prompt(
     start_acp: StartAcp, stub: ProviderStub, workspace: Path, tmp_path: Path
 ) -> None:
-    acp = await start_acp()
     marks = tmp_path / "marks"
-    session = (
-        await acp.conn.new_session(cwd=str(workspace), mcp_servers=[named_server("ed", marks)])
-    ).session_id
-    await until_offered(acp, stub, session, "mcp__ed__look")
+    acp, session = await with_ed(start_acp, stub, workspace, marks)
     stub.script(tool_calls(("mcp__ed__look", {"what": "later"})))
     acp.editor.answers = [None]  # dismissed: the call parks
     await acp.prompt(session, "look")

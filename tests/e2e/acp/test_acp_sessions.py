@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 from acp import PROTOCOL_VERSION, RequestError, text_block
 
-from tests.e2e.acp.conftest import StartAcp
+from tests.e2e.acp.conftest import Acp, StartAcp
 from tests.e2e.conftest import StartEditor
 from tests.support.provider_stub import ProviderStub, text, tool_calls
 
@@ -189,14 +189,21 @@ async def test_a_call_parked_in_the_lsp_front_is_decided_in_the_next_acp_prompt(
     assert stub.requests[2]["messages"][-1]["content"] == "go on"
 
 
-async def test_a_waiting_call_left_undecided_is_set_aside_by_the_new_prompt(
-    start_acp: StartAcp, stub: ProviderStub, workspace: Path
-) -> None:
+async def parked_command(start_acp: StartAcp, stub: ProviderStub) -> tuple[Acp, str]:
+    """A client, and a session whose command (`touch never.txt`) waits: its dialog was
+    dismissed."""
     acp = await start_acp()
     stub.script(tool_calls(("command", {"command": "touch never.txt"})))
     acp.editor.answers = [None]  # parked
     session = await acp.new()
     await acp.prompt(session, "park it")
+    return acp, session
+
+
+async def test_a_waiting_call_left_undecided_is_set_aside_by_the_new_prompt(
+    start_acp: StartAcp, stub: ProviderStub, workspace: Path
+) -> None:
+    acp, session = await parked_command(start_acp, stub)
     stub.script(text("understood"))
 
     acp.editor.answers = [None]  # asked again, and dismissed again
@@ -246,11 +253,7 @@ async def test_list_pages_and_refuses_a_cursor_it_did_not_give(
 async def test_a_cancel_while_waiting_calls_are_decided_ends_the_prompt_cancelled(
     start_acp: StartAcp, stub: ProviderStub, workspace: Path
 ) -> None:
-    acp = await start_acp()
-    stub.script(tool_calls(("command", {"command": "touch never.txt"})))
-    acp.editor.answers = [None]  # parked
-    session = await acp.new()
-    await acp.prompt(session, "park it")
+    acp, session = await parked_command(start_acp, stub)
     acp.editor.answer_when = asyncio.Event()
     running = asyncio.create_task(acp.prompt(session, "and now?"))
     await acp.editor.wait_for(lambda: len(acp.editor.asked) == 2)
