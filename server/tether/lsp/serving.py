@@ -254,6 +254,12 @@ async def _served(frames: Frames, server: TetherServer) -> int:
     code = await pump(
         frames, server.protocol, None, server.before_exit, after_initialize=server.build_service
     )
+    return await ended(server, code)
+
+
+async def ended(server: TetherServer, code: int) -> int:
+    """The client has gone: stop as after ``shutdown``, and leave with ``code`` soon after
+    whatever is left (over stdio and TCP alike)."""
     await server.wind_down()
     exit_within(EXIT_S, code)
     return code

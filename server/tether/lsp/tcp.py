@@ -41,7 +41,7 @@ from tether.lsp.framing import (
     decode,
     request_id,
 )
-from tether.lsp.serving import EXIT_S, INTERRUPTED, exit_within, pump
+from tether.lsp.serving import INTERRUPTED, ended, pump
 from tether.tools.children import reap_without_threads
 
 if TYPE_CHECKING:
@@ -162,14 +162,11 @@ class Door:
             log.info("serving %s", peer)
             frames.limit = MAX_MESSAGE_BYTES
             self.server.protocol.set_writer(writer)
-            served_until = pump(
-                frames,
-                self.server.protocol,
-                first,
-                self.server.before_exit,
-                after_initialize=self.server.build_service,
+            server = self.server
+            code = await pump(
+                frames, server.protocol, first, server.before_exit, server.build_service
             )
-            self._end(await served_until)
+            self._end(code)
         except ConnectionError as exc:
             log.info("%s: %s", peer, exc)
             if served:
@@ -280,9 +277,7 @@ def serve_tcp(server: TetherServer, address: Address, state_dir: Path) -> int:
             code = await door.ended
         finally:
             listener.close()
-        await server.wind_down()
-        exit_within(EXIT_S, code)
-        return code
+        return await ended(server, code)
 
     try:
         return asyncio.run(listen())
