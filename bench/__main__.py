@@ -22,7 +22,7 @@ from bench import (
     turn_row,
 )
 from bench.timing import Row, table
-from tether.tools.children import reap_without_threads
+from tether.children import reap_without_threads
 
 
 async def measure(workspace: Path, state: Path, quick: bool, detail: bool) -> list[Row]:

@@ -9,7 +9,7 @@ from pathlib import Path
 
 from bench.harness import Harness, NoopParams, NoopTool, Spec
 from bench.timing import Row, interleaved, ms, ratio, us
-from tether.tools import builtin_tools
+from tether.tools.builtin import builtin_tools
 
 READS: list[Spec] = [
     ("index-grep", {"pattern": "def __init__"}),

@@ -21,7 +21,7 @@ from pathlib import Path
 
 from bench.timing import Row, interleaved, ms, ratio
 from tether.config import Settings
-from tether.index import WorkspaceIndex
+from tether.index.workspace import WorkspaceIndex
 from tether.tools.base import NoDocuments, ToolContext
 from tether.tools.index_grep import _RG_FLAGS, IndexGrep, IndexGrepParams
 from tether.tools.ripgrep import find_rg

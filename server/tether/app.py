@@ -16,14 +16,14 @@ from tether.agent.dispatch import Dispatcher
 from tether.agent.schedule import Scheduler
 from tether.agent.turns import Turns
 from tether.config import Configuration
-from tether.index import WorkspaceIndex, database_path
+from tether.index.workspace import WorkspaceIndex, database_path
 from tether.mcp_source import McpServers
 from tether.mcp_source.workspace import Permits, workspace_servers
 from tether.providers import Providers
 from tether.service import Service
 from tether.store import Store
-from tether.tools import builtin_tools
 from tether.tools.base import Documents, Editor, Tool
+from tether.tools.builtin import builtin_tools
 from tether.tools.toolbox import Toolbox
 
 log = logging.getLogger(__name__)

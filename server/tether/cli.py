@@ -322,9 +322,8 @@ def serve_lsp(tcp: str | None, level: str, allow_remote: bool = False) -> int:
     from tether.lsp import tcp as over_tcp
     from tether.lsp.server import create_server
 
-    def served() -> TetherServer:
-        server = create_server()  # the settings read the keys: they leave the process now
-        hardening.forget_keys()
+    def served(server: TetherServer) -> TetherServer:
+        hardening.forget_keys()  # the server has its copy of the environment: the keys go
         hardening.make_undumpable()
         signal.signal(signal.SIGINT, signal.default_int_handler)  # it serves: a clean stop
         return server
@@ -339,15 +338,16 @@ def serve_lsp(tcp: str | None, level: str, allow_remote: bool = False) -> int:
                 "itself; `tether ask` talks to it for you). Ctrl-C stops it.",
                 file=sys.stderr,
             )
-        return serving.serve_stdio(served())
+        return serving.serve_stdio(served(create_server()))
     try:
         address = over_tcp.Address.parse(tcp, allow_remote)
     except over_tcp.BadAddress as exc:
         print(f"tether: {exc}", file=sys.stderr)
         return 2
-    server = served()
+    server = create_server()
+    state_dir = server.config.current.state_dir  # loaded while a Ctrl-C still ends it at once
     try:
-        return over_tcp.serve_tcp(server, address, server.config.current.state_dir)
+        return over_tcp.serve_tcp(served(server), address, state_dir)
     except OSError as exc:  # the port is taken, the state dir cannot be written...
         print(f"tether: cannot serve on {tcp}: {exc}", file=sys.stderr)
         return 1

@@ -18,7 +18,12 @@ Tool errors never leave the dispatcher: the model reads them and the turn goes o
 internal error with its own message, at exactly one place: ``lsp/errors.py``.
 """
 
-from pydantic import ValidationError
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:  # the LSP front's start imports this module, and must not wait for pydantic
+    from pydantic import ValidationError
 
 
 def problems(exc: ValidationError) -> str:
@@ -54,7 +59,7 @@ class Refused(TetherError):
 
 class NotFound(Refused):
     @classmethod
-    def session(cls, session: str) -> "NotFound":
+    def session(cls, session: str) -> NotFound:
         return cls(f"unknown session {session!r}")
 
 

@@ -27,7 +27,7 @@ from tether.checkpoints.rewind import rewind
 from tether.config import Configuration
 from tether.errors import ConfigError, NothingWaiting, Refused, SessionBusy
 from tether.history import History, HistoryMessage, Rewind, Rewound, message_to_wire
-from tether.index import WorkspaceIndex
+from tether.index.workspace import WorkspaceIndex
 from tether.mcp_source import McpServers
 from tether.models import (
     PARKED,

@@ -16,7 +16,8 @@ from typing import TYPE_CHECKING
 
 from tether.agent.prompt import system_prompt
 from tether.config import Configuration
-from tether.index import Progress, WorkspaceIndex
+from tether.index.progress import Progress
+from tether.index.workspace import WorkspaceIndex
 from tether.mcp_source import McpServers
 from tether.providers.base import ToolSpec
 from tether.tools.base import Documents, Editor, NoIndex, ToolContext, reads

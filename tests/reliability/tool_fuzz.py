@@ -71,8 +71,8 @@ from tether.models import (
 )
 from tether.providers.base import ChatRequest, StreamEvent
 from tether.service import Service
-from tether.tools import builtin_tools
 from tether.tools.base import NoDocuments, NoEditor
+from tether.tools.builtin import builtin_tools
 
 STATUSES = set(get_args(ToolStatus))
 SIBLING = ToolCall(id="sibling", name="fs-list", arguments='{"path": ".", "depth": 1}')

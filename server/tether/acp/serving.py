@@ -19,9 +19,9 @@ from tether.acp.agent import TetherAgent
 from tether.acp.link import Link
 from tether.acp.wire import LineReader, LineTransport, LineWriter
 from tether.acp.workspaces import Workspaces
+from tether.children import reap_without_threads
 from tether.config import Configuration
 from tether.outbound import RedactingFilter
-from tether.tools.children import reap_without_threads
 
 log = logging.getLogger(__name__)
 INTERRUPTED = 130

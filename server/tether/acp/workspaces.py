@@ -18,7 +18,7 @@ from tether.acp.person import AcpPerson
 from tether.acp.updates import AcpUpdates
 from tether.config import Configuration
 from tether.errors import NotFound, Refused
-from tether.index import NoProgress
+from tether.index.progress import NoProgress
 from tether.service import Service
 
 log = logging.getLogger(__name__)

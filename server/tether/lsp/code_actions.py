@@ -4,13 +4,16 @@ a waiting patch of that very document offers itself as an edit to preview and ap
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from lsprotocol import types
 from pygls.uris import to_fs_path
 
 from tether.errors import Refused
 from tether.lsp.server import TetherServer
-from tether.models import PendingCall
+
+if TYPE_CHECKING:
+    from tether.models import PendingCall
 
 
 def register(server: TetherServer) -> None:

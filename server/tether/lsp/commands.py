@@ -1,8 +1,8 @@
 """The contract's commands: each validates its argument, calls the service, returns a model.
 
-A handler is registered with ``@command(name, Argument)``; ``register`` hands them all
-to the server. Commands that run a turn do it ``in_view``: where the editor can watch
-and stop it.
+A handler is registered with ``@command(name, Argument)``; the server calls it through
+its stand-in (``deferred``), once the service is built. Commands that run a turn do it
+``in_view``: where the editor can watch and stop it.
 """
 
 from __future__ import annotations
@@ -141,11 +141,6 @@ def command(name: str, argument: type[A]) -> Callable[[Handler[A]], Handler[A]]:
         return handler
 
     return add
-
-
-def register(server: TetherServer) -> None:
-    for name, handler in COMMANDS:
-        server.command(name)(handler)
 
 
 @command("tether.run", RunArgument)

@@ -24,7 +24,7 @@ from pygls.exceptions import JsonRpcException
 from pygls.uris import to_fs_path
 
 from tether.errors import Refused
-from tether.index import NoProgress, Progress
+from tether.index.progress import NoProgress, Progress
 from tether.lsp.server import TetherServer
 
 log = logging.getLogger(__name__)

@@ -7,7 +7,6 @@ from lsprotocol import types
 
 from tether.lsp import indexing
 from tether.lsp.server import TetherServer
-from tether.lsp.updates import LspUpdates
 
 
 def register(server: TetherServer) -> None:
@@ -33,7 +32,7 @@ def register(server: TetherServer) -> None:
     @server.feature(types.WINDOW_WORK_DONE_PROGRESS_CANCEL)
     def progress_cancel(ls: TetherServer, params: types.WorkDoneProgressCancelParams) -> None:
         if (session := ls.progress_sessions.get(params.token)) is not None:
-            ls.service.cancel(session, LspUpdates(ls, session))
+            ls.service.cancel(session, ls.updates(session))
 
     @server.feature(types.SHUTDOWN)
     async def shutdown(ls: TetherServer, *args: object) -> None:

@@ -3,14 +3,16 @@
 The server owns what only LSP knows (the client's capabilities, request ids,
 progress tokens) and builds the service once, right after answering ``initialize``,
 with the LSP implementations of the agent's seams (``documents``, ``dialogs``,
-``editor``). The agent's stack is imported only then: the editor's handshake does not
-wait for it, and the next message is handled once the service is built.
+``editor``). The agent's stack is imported only then, the settings (pydantic) and the
+commands' handlers (``deferred``) too: the editor's handshake waits for none of it, and
+the next message is handled once the service is built.
 """
 
 from __future__ import annotations
 
 import asyncio
 import logging
+import os
 from collections import deque
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -21,8 +23,8 @@ from pygls.lsp.server import LanguageServer
 from pygls.uris import to_fs_path
 
 from tether import __version__
-from tether.config import Configuration
-from tether.errors import ConfigError, Refused
+from tether.errors import Refused
+from tether.lsp import deferred
 from tether.lsp.documents import LspDocuments
 from tether.lsp.pygls_private import (
     OwnCancels,
@@ -30,11 +32,12 @@ from tether.lsp.pygls_private import (
     request_running,
     shutdown_answered,
 )
-from tether.lsp.updates import LspUpdates
 from tether.outbound import RedactingFilter, outbound
 
 if TYPE_CHECKING:
+    from tether.config import Configuration
     from tether.lsp.editor import LspEditor
+    from tether.lsp.updates import LspUpdates
     from tether.service import Service
 
 log = logging.getLogger(__name__)
@@ -74,7 +77,11 @@ class TetherServer(LanguageServer):
         super().__init__("tether", __version__, protocol_cls=OwnCancels)
         assert isinstance(self.protocol, OwnCancels)
         self.protocol.take_cancel = self.cancel_turn_request
-        self.config = Configuration()
+        # A copy: the process's own environment loses the keys once the server is made.
+        self._env = dict(os.environ)
+        self._config: Configuration | None = None
+        self._layers: list[tuple[str, dict[str, Any]]] = []  # told before the settings loaded
+        self.handlers = deferred.Handlers()
         self._service: Service | None = None
         self._starting: Path | None = None  # the workspace, from `initialize` to the build
         self._failed: str | None = None  # why the service could not be built
@@ -86,6 +93,16 @@ class TetherServer(LanguageServer):
         self.scheduling: asyncio.Task[None] | None = None
         self.client_info: types.ClientInfo | None = None
         self.stopping: asyncio.Future[None] | None = None
+
+    @property
+    def config(self) -> Configuration:
+        """The settings, loaded (with pydantic) at their first use: the service's build,
+        after ``initialize`` has been answered (a TCP server's start, before)."""
+        if self._config is None:
+            from tether.config import Configuration
+
+            self._config = Configuration(self._env)
+        return self._config
 
     @property
     def service(self) -> Service:
@@ -112,7 +129,7 @@ class TetherServer(LanguageServer):
         options = params.initialization_options
         layer = options.get("tether", {}) if isinstance(options, dict) else {}
         self.configure("init", layer if isinstance(layer, dict) else {})
-        self._starting = _workspace_root(params)
+        self._starting = _workspace_root(params)  # built once `initialize` is answered
 
     def build_service(self) -> None:
         """Build the service, once ``initialize`` has been answered (``serving.pump`` calls
@@ -125,6 +142,10 @@ class TetherServer(LanguageServer):
         from tether.lsp.dialogs import LspPerson
         from tether.lsp.editor import LspEditor
 
+        self.handlers.load()
+        for source, layer in self._layers:
+            self._apply(source, layer)
+        self._layers.clear()
         documents = LspDocuments(self.workspace)
         self._editor = LspEditor(self, documents)
         try:
@@ -148,8 +169,15 @@ class TetherServer(LanguageServer):
         log.info("tether %s serving %s", __version__, workspace)
 
     def configure(self, source: str, layer: dict[str, Any]) -> None:
-        """Settings from the editor; a bad layer is reported, and the last good ones stay."""
-        problem: ConfigError | None = self.config.set_layer(source, layer)
+        """Settings from the editor; a bad layer is reported, and the last good ones stay.
+        Until the service is built (``initialize``'s own layer) they wait for it."""
+        if self._service is None and self._config is None:
+            self._layers.append((source, layer))
+        else:
+            self._apply(source, layer)
+
+    def _apply(self, source: str, layer: dict[str, Any]) -> None:
+        problem = self.config.set_layer(source, layer)
         if problem is not None:
             log.warning("%s", problem)
             self.window_show_message(
@@ -179,7 +207,7 @@ class TetherServer(LanguageServer):
             return
         service = self._service
         self.scheduling = asyncio.create_task(
-            service.serve_schedule(lambda session: LspUpdates(self, session, announce=True))
+            service.serve_schedule(lambda session: self.updates(session, announce=True))
         )
 
     async def stop(self) -> None:
@@ -228,11 +256,18 @@ class TetherServer(LanguageServer):
         still running is not (its id may be any string, of any size)."""
         session = self.turn_requests.get(msg_id)
         service = self._service
-        if session is not None and service and service.cancel(session, LspUpdates(self, session)):
+        if session is not None and service and service.cancel(session, self.updates(session)):
             return True
         if request_running(self.protocol, msg_id):
             self.early_cancels.append(msg_id)
         return False
+
+    def updates(self, session: str, announce: bool = False) -> LspUpdates:
+        """Where a turn of ``session`` tells the editor what happens (the agent's events:
+        imported with the service, after ``initialize``)."""
+        from tether.lsp.updates import LspUpdates
+
+        return LspUpdates(self, session, announce=announce)
 
     def report_server_error(self, error: Exception, source: Any) -> None:
         # The default pops a message in the editor for every bad message. A request's error
@@ -252,12 +287,12 @@ def _workspace_root(params: types.InitializeParams) -> Path:
 
 
 def create_server() -> TetherServer:
-    from tether.lsp import code_actions, commands, indexing, lifecycle
+    from tether.lsp import code_actions, indexing, lifecycle
 
     quiet_answered_errors()
     server = TetherServer()
     lifecycle.register(server)
     code_actions.register(server)
-    commands.register(server)
+    server.handlers.register(server)
     indexing.register(server)
     return server

@@ -40,6 +40,7 @@ from pygls.exceptions import JsonRpcException
 from pygls.io_ import StdoutWriter
 from pygls.protocol import JsonRPCProtocol
 
+from tether.children import reap_without_threads
 from tether.lsp.framing import (
     INVALID_REQUEST,
     METHOD_NOT_FOUND,
@@ -49,7 +50,6 @@ from tether.lsp.framing import (
     decode,
     request_id,
 )
-from tether.tools.children import reap_without_threads
 
 if TYPE_CHECKING:
     from tether.lsp.server import TetherServer

@@ -31,6 +31,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from tether.children import reap_without_threads
 from tether.lsp.framing import (
     CHUNK,
     INVALID_REQUEST,
@@ -42,7 +43,6 @@ from tether.lsp.framing import (
     request_id,
 )
 from tether.lsp.serving import INTERRUPTED, ended, pump
-from tether.tools.children import reap_without_threads
 
 if TYPE_CHECKING:
     from tether.lsp.server import TetherServer

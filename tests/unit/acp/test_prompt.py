@@ -11,7 +11,7 @@ from acp.schema import BlobResourceContents
 from tether.acp.calls import kind, locations
 from tether.acp.prompt import Block, prompt_text, shown
 from tether.errors import Refused
-from tether.tools import builtin_tools
+from tether.tools.builtin import builtin_tools
 
 WORKSPACE = Path("/work/project")
 

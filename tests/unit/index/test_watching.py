@@ -11,8 +11,8 @@ from pathlib import Path
 import pytest
 
 from tests.unit.tools import init_repo, write
-from tether.index import WorkspaceIndex
 from tether.index.watching import Relevant, Watcher
+from tether.index.workspace import WorkspaceIndex
 
 
 class Recording(WorkspaceIndex):

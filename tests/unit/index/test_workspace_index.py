@@ -9,10 +9,9 @@ from pathlib import Path
 import pytest
 
 from tests.unit.tools import git, init_repo, write
-from tether.index import WorkspaceIndex
 from tether.index.database import Database
 from tether.index.reading import MAX_INDEXED_BYTES
-from tether.index.workspace import BATCH
+from tether.index.workspace import BATCH, WorkspaceIndex
 
 
 @pytest.fixture

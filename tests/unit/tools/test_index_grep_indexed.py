@@ -16,7 +16,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from tests.unit.tools import Buffers, context, init_repo, write
-from tether.index import WorkspaceIndex
+from tether.index.workspace import WorkspaceIndex
 from tether.tools.base import ToolContext
 from tether.tools.index_grep import IndexGrep, IndexGrepParams
 

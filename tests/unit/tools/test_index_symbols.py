@@ -10,7 +10,7 @@ from pydantic import ValidationError
 
 from tests.unit.tools import Buffers, call, context, init_repo, write
 from tether.errors import ToolError
-from tether.index import WorkspaceIndex
+from tether.index.workspace import WorkspaceIndex
 from tether.tools.base import ToolContext
 from tether.tools.index_symbols import IndexSymbols, IndexSymbolsParams
 

@@ -13,7 +13,7 @@ from pydantic import ValidationError
 
 from tests.unit.tools import Buffers, bytes_name, call, context, summary, write
 from tether.errors import ToolError
-from tether.index import WorkspaceIndex
+from tether.index.workspace import WorkspaceIndex
 from tether.tools.atomic import write_atomically
 from tether.tools.base import FileEdit, Replacement, TellsItsChanges, ToolContext
 from tether.tools.command import Command

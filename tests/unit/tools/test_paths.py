@@ -18,8 +18,8 @@ from hypothesis import strategies as st
 
 from tests.unit.tools import bytes_name, call, context, read_only, summary, write
 from tether.errors import ToolError
-from tether.tools import builtin_tools
 from tether.tools.base import Tool
+from tether.tools.builtin import builtin_tools
 from tether.tools.fs_find import FsFind
 from tether.tools.fs_list import FsList
 from tether.tools.fs_read import FsRead

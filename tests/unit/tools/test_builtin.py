@@ -1,8 +1,8 @@
-"""The tools the model is given (``tether.tools.builtin_tools``)."""
+"""The tools the model is given (``tether.tools.builtin.builtin_tools``)."""
 
 from __future__ import annotations
 
-from tether.tools import builtin_tools
+from tether.tools.builtin import builtin_tools
 
 
 def test_builtin_tools_are_the_contracts_tools_in_its_order() -> None:

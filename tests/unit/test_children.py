@@ -7,7 +7,7 @@ import warnings
 
 import pytest
 
-from tether.tools.children import reap_without_threads
+from tether.children import reap_without_threads
 
 
 @pytest.mark.skipif(
