@@ -190,8 +190,9 @@ class WorkspaceIndex:
             told = await asyncio.to_thread(reads.apply, self.root, self._db, paths)
             self._told |= told  # for git's next pass (``_build``)
 
-    async def candidates(self, pattern: str, ignore_case: bool) -> list[Path] | None:
-        """The files that may hold a match of ``pattern``, in no order; None when the index
+    async def candidates(self, pattern: str, ignore_case: bool) -> list[bytes] | None:
+        """The files that may hold a match of ``pattern``, by their workspace-relative
+        names, in no order; None when the index
         cannot tell (not built, not told of changes, a pattern it cannot narrow, or a file
         it must leave to ripgrep's walk among them)."""
         if not (self.ready and self.following) or self._db is None:
@@ -207,7 +208,7 @@ class WorkspaceIndex:
             rows = await asyncio.to_thread(db.matching, branches)
         if len(rows) > MAX_CANDIDATES or any(kind == "late" for _, kind in rows):
             return None
-        return [absolute(self.root, rel) for rel, _ in rows]
+        return [rel for rel, _ in rows]
 
     async def symbols(
         self, query: str, kind: str | None, under: Path, live: dict[Path, str]

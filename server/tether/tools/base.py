@@ -107,9 +107,11 @@ class Index(Protocol):
     """The workspace index (``tether.index``): which files a regex can match at all, and
     the definitions in the workspace."""
 
-    async def candidates(self, pattern: str, ignore_case: bool) -> list[Path] | None:
-        """The files that may hold a match, in no order; None when it cannot tell (still
-        building, or a pattern it cannot narrow): then every file is searched."""
+    async def candidates(self, pattern: str, ignore_case: bool) -> list[bytes] | None:
+        """The files that may hold a match, in no order, by their workspace-relative
+        names ("/"-separated bytes: thousands of them cost nothing as ``Path``s would);
+        None when it cannot tell (still building, or a pattern it cannot narrow): then
+        every file is searched."""
         ...
 
     async def symbols(
@@ -130,7 +132,7 @@ class Index(Protocol):
 
 
 class NoIndex:
-    async def candidates(self, pattern: str, ignore_case: bool) -> list[Path] | None:
+    async def candidates(self, pattern: str, ignore_case: bool) -> list[bytes] | None:
         return None
 
     def unsure(self) -> None:

@@ -29,44 +29,46 @@ async def narrowed(search: Search) -> list[bytes] | None:
     ctx, top = search.ctx, search.top
     if top in search.live or not enters(ctx.workspace, top):
         return None
-    files = await ctx.index.candidates(search.pattern, not search.case_sensitive)
-    if files is None:
+    names = await ctx.index.candidates(search.pattern, not search.case_sensitive)
+    if names is None:
         return None
-    inside = [path for path in files if path.is_relative_to(top) and search.on_disk(path)]
-    names = await asyncio.to_thread(_judged, ctx.workspace, inside)
+    if top != ctx.workspace:
+        below = os.fsencode(top.relative_to(ctx.workspace).as_posix()) + b"/"
+        names = [name for name in names if name.startswith(below)]
+    if search.live or search.glob:  # the few calls that need each name as a path
+        names = [name for name in names if search.on_disk(ctx.workspace / os.fsdecode(name))]
+    names = await asyncio.to_thread(_judged, ctx.workspace, names)
     if sum(len(name) + 1 for name in names) > _ARGV_BUDGET:
         return None  # too many to hand ripgrep as arguments: it walks everything instead
     return names
 
 
-def _judged(root: Path, paths: list[Path]) -> list[bytes]:
-    """The regular files among ``paths`` whose directories are real, sorted as ripgrep's
+def _judged(root: Path, names: list[bytes]) -> list[bytes]:
+    """The regular files among ``names`` whose directories are real, sorted as ripgrep's
     ``--sort path`` walk meets them (name by name, as bytes)."""
-    real: dict[str, bool] = {str(root): True}
+    base = os.fsencode(root) + b"/"
+    real: dict[bytes, bool] = {b"": True}
 
-    def is_real(directory: str) -> bool:  # a directory, no link, in a real directory
+    def is_real(directory: bytes) -> bool:  # a directory, no link, in a real directory
         known = real.get(directory)
         if known is None:
             try:
-                mode = os.lstat(directory).st_mode
+                mode = os.lstat(base + directory).st_mode
             except OSError:
                 mode = 0
-            known = stat.S_ISDIR(mode) and is_real(os.path.dirname(directory))
+            known = stat.S_ISDIR(mode) and is_real(directory.rpartition(b"/")[0])
             real[directory] = known
         return known
 
-    start = len(str(root)) + 1
-    names: list[tuple[list[bytes], bytes]] = []
-    for path in paths:
-        text = str(path)
-        if not is_real(os.path.dirname(text)):
+    kept: list[bytes] = []
+    for name in names:
+        if not is_real(name.rpartition(b"/")[0]):
             continue
         try:
-            if not stat.S_ISREG(os.lstat(text).st_mode):
-                continue
+            if stat.S_ISREG(os.lstat(base + name).st_mode):
+                kept.append(name)
         except OSError:
             continue
-        name = os.fsencode(text[start:].replace(os.sep, "/"))  # Windows: "\\" apart
-        names.append((name.split(b"/"), name))
-    names.sort()
-    return [name for _, name in names]
+    # Name by name: "/" sorts before every byte a name can hold, as NUL does.
+    kept.sort(key=lambda name: name.replace(b"/", b"\0"))
+    return kept

@@ -58,7 +58,7 @@ async def eventually(check: Callable[[], bool], seconds: float = 5) -> None:
 async def found(index: WorkspaceIndex, ws: Path, word: str) -> set[str]:
     files = await index.candidates(word, False)
     assert files is not None
-    return {path.relative_to(ws).as_posix() for path in files}
+    return {name.decode() for name in files}
 
 
 async def search_until(index: WorkspaceIndex, ws: Path, word: str, rel: str, held: bool) -> None:

@@ -36,9 +36,9 @@ async def built(ws: Path, path: Path) -> WorkspaceIndex:
     return index
 
 
-def names(ws: Path, files: list[Path] | None) -> set[str]:
+def names(ws: Path, files: list[bytes] | None) -> set[str]:
     assert files is not None
-    return {path.relative_to(ws).as_posix() for path in files}
+    return {name.decode() for name in files}
 
 
 async def test_it_holds_the_walks_files_by_kind(ws: Path, tmp_path: Path) -> None:

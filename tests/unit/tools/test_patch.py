@@ -374,7 +374,7 @@ async def test_a_patch_tells_the_index_the_file_it_wrote(tmp_path: Path) -> None
     await call(PATCH, ctx, path="app.py", edits=[{"old": "print('hi')", "new": "patched_w()"}])
     await call(PATCH, ctx, path="new.py", content="created_w = 1\n")
 
-    assert await index.candidates("patched_w", False) == [ws.resolve() / "app.py"]
-    assert await index.candidates("created_w", False) == [ws.resolve() / "new.py"]
+    assert await index.candidates("patched_w", False) == [b"app.py"]
+    assert await index.candidates("created_w", False) == [b"new.py"]
     assert isinstance(PATCH, TellsItsChanges) and not isinstance(Command(), TellsItsChanges)
     await index.close()
