@@ -11,12 +11,10 @@ every ripgrep is killed, the thread is told to quit.
 from __future__ import annotations
 
 import asyncio
-import base64
-import json
 import os
 import threading
-from collections.abc import Callable, Coroutine, Iterable
-from dataclasses import dataclass, field
+from collections import deque
+from collections.abc import Coroutine, Iterable, Sequence
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -28,44 +26,19 @@ from tether.tools import ripgrep
 from tether.tools.base import ToolContext, quoted
 from tether.tools.fs_find import Glob
 from tether.tools.ignore import excluded, walk_files
+from tether.tools.narrowed import judged
 from tether.tools.paths import named
+from tether.tools.ripgrep_events import Found, collect
 from tether.tools.text import disk_lines, split_lines
 
-MAX_LINE_CHARS = 300
-COUNT_PAST = 10_000  # matches counted beyond max_results before the search gives up counting
 LIVE_AT_ONCE = 8  # ripgrep processes searching open documents at once
-# ripgrep's JSON events start with their type: most lines are read no further.
-_MATCH, _BEGIN, _END = b'{"type":"match"', b'{"type":"begin"', b'{"type":"end"'
+# The index's candidates are searched a slice at a time, in order, this many at once (the
+# answer is the first matches by path: a slice is needed only while those before it
+# have not counted enough), each slice judged right before its ripgrep starts.
+SLICE_FILES = 400
+SLICE_BYTES = 20_000 if os.name == "nt" else 400_000  # of names, within a command line
+SLICES_AT_ONCE = max(1, min(4, os.cpu_count() or 1))
 T = TypeVar("T")
-
-
-@dataclass
-class Found:
-    hits: list[tuple[tuple[str, ...], int, str]] = field(default_factory=list)  # sorts by path
-    total: int = 0
-    counting_stopped: bool = False
-
-    def add(self, shown: str, line: int, text: str, start: int, limit: int) -> bool:
-        """Record one match (``start``: where it begins in ``text``); False once counting
-        should stop."""
-        if len(self.hits) < limit:
-            self.hits.append((tuple(shown.split("/")), line, _clip(text, start)))
-        return self.count(limit)
-
-    def count(self, limit: int) -> bool:
-        """Count one match; False once counting should stop."""
-        self.total += 1
-        self.counting_stopped = self.total >= limit + COUNT_PAST
-        return not self.counting_stopped
-
-    @classmethod
-    def merged(cls, parts: Iterable[Found]) -> Found:
-        whole = cls()
-        for part in parts:
-            whole.hits += part.hits
-            whole.total += part.total
-            whole.counting_stopped |= part.counting_stopped
-        return whole
 
 
 class Search:
@@ -141,14 +114,51 @@ async def _listed(
         # text instead, so that a pattern it refuses is refused as it would be
         async with ripgrep.searching_text(rg, args, b"", search.ctx.workspace) as proc:
             return await _from_disk(proc, limit, search)
-    async with ripgrep.listed(rg, args, search.ctx.workspace, files) as proc:
+    slices: deque[Sequence[bytes]] = deque(_sliced(files))
+    running: deque[asyncio.Task[Found | None]] = deque()
+    found = Found()
+    try:
+        while slices or running:
+            while slices and len(running) < SLICES_AT_ONCE:
+                running.append(
+                    asyncio.create_task(_slice(rg, args, search, limit, slices.popleft()))
+                )
+            part = await running.popleft()
+            if part is None:
+                return None
+            if found.then(part, limit):
+                return found  # counted enough: the slices after it are not needed
+        return found
+    finally:
+        for task in running:
+            task.cancel()  # its ripgrep is killed and reaped
+        await asyncio.gather(*running, return_exceptions=True)
+
+
+def _sliced(files: list[bytes]) -> Iterable[Sequence[bytes]]:
+    start = size = 0
+    for at, name in enumerate(files):
+        if at - start == SLICE_FILES or size + len(name) > SLICE_BYTES:
+            yield files[start:at]
+            start, size = at, 0
+        size += len(name) + 1
+    yield files[start:]
+
+
+async def _slice(
+    rg: str, args: list[str], search: Search, limit: int, names: Sequence[bytes]
+) -> Found | None:
+    names = await asyncio.to_thread(judged, search.ctx.workspace, names)
+    if not names:
+        return Found()
+    async with ripgrep.listed(rg, args, search.ctx.workspace, names) as proc:
         return await _from_disk(proc, limit, search)
 
 
 async def _from_disk(proc: ripgrep.Process | None, limit: int, search: Search) -> Found | None:
     """None when ripgrep could not start (the search is made in Python) or refused the pattern."""
     every = not (search.live or search.glob)  # disk_name names every file
-    return None if proc is None else await _collect(proc, limit, search.disk_name, every)
+    return None if proc is None else await collect(proc, limit, search.disk_name, every)
 
 
 async def _live(
@@ -160,73 +170,7 @@ async def _live(
     async with slots, ripgrep.searching_text(rg, args, data, search.ctx.workspace) as proc:
         if proc is None:
             return None
-        return await _collect(proc, limit, lambda _: name, every=True)
-
-
-async def _collect(
-    proc: ripgrep.Process, limit: int, name_of: Callable[[str], str | None], every: bool
-) -> Found | None:
-    """The matches ripgrep prints; None when it refused the pattern. ``every``: ``name_of``
-    names every file (never None)."""
-    assert proc.stdout is not None and proc.stderr is not None
-    errors = asyncio.ensure_future(proc.stderr.read())
-    try:
-        try:
-            found, finished = await _read(proc.stdout, limit, name_of, every)
-        except ValueError:  # a line past the stream limit, or output that is not JSON
-            raise ToolError("ripgrep printed a line too long to read; narrow the search") from None
-        if not found.counting_stopped:
-            await proc.wait()  # its output ended: so does it
-        await ripgrep.stop(proc)  # past the count it is no longer needed
-        stderr = (await errors).decode(errors="replace").strip()
-    finally:
-        errors.cancel()
-    if "regex parse error" in stderr:
-        return None
-    if proc.returncode == 2 and not finished:  # unreadable files alone do not fail a search
-        raise ToolError(f"ripgrep failed: {stderr}")
-    return found
-
-
-async def _read(
-    stdout: asyncio.StreamReader, limit: int, name_of: Callable[[str], str | None], every: bool
-) -> tuple[Found, bool]:
-    """The matches in ripgrep's JSON events; whether it got as far as its summary."""
-    found, finished = Found(), False
-    shown: str | None = None  # the file whose matches come next, or None to skip them
-    begin: bytes | None = None  # its "begin" event, read when its name is needed (past
-    # max_results, when every file counts, never: a common pattern begins most files)
-    async for batch in ripgrep.lines(stdout):
-        for raw in batch:
-            if raw.startswith(_MATCH):
-                full = len(found.hits) >= limit
-                if begin is not None and not (full and every):
-                    shown = name_of(os.fsdecode(_raw(json.loads(begin)["data"]["path"])))
-                    begin = None
-                if full:  # past max_results only the count matters
-                    wanted = begin is not None or shown is not None
-                    if wanted and not found.count(limit):
-                        return found, finished
-                    continue
-                if shown is None:
-                    continue  # a file whose matches are not wanted
-                data = json.loads(raw)["data"]
-                line = _raw(data["lines"])
-                at = data["submatches"][0]["start"] if data["submatches"] else 0
-                text = line.decode(errors="replace").removesuffix("\n").removesuffix("\r")
-                start = len(line[:at].decode(errors="replace"))  # ripgrep counts bytes
-                if not found.add(shown, data["line_number"], text, start, limit):
-                    return found, finished
-            elif raw.startswith(_BEGIN):
-                begin, shown = raw, None
-            elif raw and not raw.startswith(_END):
-                finished |= json.loads(raw)["type"] == "summary"
-    return found, finished
-
-
-def _raw(value: dict[str, Any]) -> bytes:
-    """ripgrep's JSON carries text that is not UTF-8 as base64 "bytes"."""
-    return base64.b64decode(value["bytes"]) if "bytes" in value else str(value["text"]).encode()
+        return await collect(proc, limit, lambda _: name, every=True)
 
 
 async def _together(*runs: Coroutine[Any, Any, T]) -> list[T]:
@@ -288,10 +232,3 @@ async def in_python(search: Search, limit: int) -> tuple[Found, Found]:
         return await asyncio.to_thread(scan)
     finally:
         stop.set()  # a cancelled call leaves the thread running: tell it to quit
-
-
-def _clip(text: str, start: int) -> str:
-    if len(text) <= MAX_LINE_CHARS:
-        return text
-    begin = max(0, min(start - MAX_LINE_CHARS // 3, len(text) - MAX_LINE_CHARS))
-    return ("…" if begin else "") + text[begin : begin + MAX_LINE_CHARS] + "…"

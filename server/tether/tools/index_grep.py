@@ -15,9 +15,10 @@ from pydantic import BaseModel, ConfigDict, Field
 from tether.errors import ToolError
 from tether.tools import ripgrep
 from tether.tools.base import ToolContext, quoted
-from tether.tools.grep_search import MAX_LINE_CHARS, Found, Search, by_ripgrep, in_python
+from tether.tools.grep_search import Search, by_ripgrep, in_python
 from tether.tools.narrowed import narrowed
 from tether.tools.paths import checked, named, reads_inside, shown
+from tether.tools.ripgrep_events import MAX_LINE_CHARS, Found
 
 __all__ = ["MAX_LINE_CHARS", "IndexGrep", "IndexGrepParams"]
 _RG_FLAGS = ("--json", *ripgrep.FLAGS)  # how it runs ripgrep on the disk (the benchmark's baseline)

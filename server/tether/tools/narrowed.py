@@ -10,22 +10,22 @@ right before: a regular file, not a link, in a directory that is where its name 
 
 from __future__ import annotations
 
-import asyncio
 import os
 import stat
+from collections.abc import Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from tether.tools.grep_search import Search
 from tether.tools.ignore import enters
 
-# How much of a command line the names may take: Windows allows 32,767 characters in all;
-# elsewhere the limit is at least 2 MB (arguments and environment together).
-_ARGV_BUDGET = 24_000 if os.name == "nt" else 1_000_000
+if TYPE_CHECKING:
+    from tether.tools.grep_search import Search
 
 
 async def narrowed(search: Search) -> list[bytes] | None:
-    """The workspace-relative names of the files to search, in ripgrep's order; None when
-    the index cannot narrow this search (every file is searched)."""
+    """The workspace-relative names of the files to search, in ripgrep's order, to be
+    judged (``judged``) right before they are read; None when the index cannot narrow
+    this search (every file is searched)."""
     ctx, top = search.ctx, search.top
     if top in search.live or not enters(ctx.workspace, top):
         return None
@@ -37,15 +37,18 @@ async def narrowed(search: Search) -> list[bytes] | None:
         names = [name for name in names if name.startswith(below)]
     if search.live or search.glob:  # the few calls that need each name as a path
         names = [name for name in names if search.on_disk(ctx.workspace / os.fsdecode(name))]
-    names = await asyncio.to_thread(_judged, ctx.workspace, names)
-    if sum(len(name) + 1 for name in names) > _ARGV_BUDGET:
-        return None  # too many to hand ripgrep as arguments: it walks everything instead
-    return names
+    return in_ripgreps_order(names)
 
 
-def _judged(root: Path, names: list[bytes]) -> list[bytes]:
-    """The regular files among ``names`` whose directories are real, sorted as ripgrep's
-    ``--sort path`` walk meets them (name by name, as bytes)."""
+def in_ripgreps_order(names: list[bytes]) -> list[bytes]:
+    """Sorted name by name, as ripgrep's ``--sort path`` walk meets them: "/" sorts before
+    every byte a name can hold, as NUL does."""
+    return sorted(names, key=lambda name: name.replace(b"/", b"\0"))
+
+
+def judged(root: Path, names: Sequence[bytes]) -> list[bytes]:
+    """The regular files among ``names`` whose directories are real, in their order
+    (judged right before ripgrep reads them: it would follow a link it is handed)."""
     base = os.fsencode(root) + b"/"
     real: dict[bytes, bool] = {b"": True}
 
@@ -69,6 +72,4 @@ def _judged(root: Path, names: list[bytes]) -> list[bytes]:
                 kept.append(name)
         except OSError:
             continue
-    # Name by name: "/" sorts before every byte a name can hold, as NUL does.
-    kept.sort(key=lambda name: name.replace(b"/", b"\0"))
     return kept

@@ -70,7 +70,7 @@ def test_initialize_is_answered_before_pydantic_the_settings_or_the_commands_loa
         """
     )
     folder = tmp_path.as_uri()
-    messages = [
+    messages: list[dict[str, Any]] = [
         {"id": 1, "method": "initialize", "params": {"capabilities": {}, "rootUri": folder}},
         {"id": 2, "method": "shutdown"},
         {"method": "exit"},

@@ -17,6 +17,7 @@ from hypothesis import strategies as st
 
 from tests.unit.tools import Buffers, context, init_repo, write
 from tether.index.workspace import WorkspaceIndex
+from tether.tools import grep_search, ripgrep_events
 from tether.tools.base import ToolContext
 from tether.tools.index_grep import IndexGrep, IndexGrepParams
 
@@ -106,6 +107,8 @@ _PIECES = st.one_of(
     where=st.sampled_from([".", "email", "xml/dom"]),
     glob=st.sampled_from([None, "*.py", "email/**/*.py"]),
     max_results=st.sampled_from([3, 100]),
+    slice_files=st.sampled_from([grep_search.SLICE_FILES, 7]),
+    count_past=st.sampled_from([ripgrep_events.COUNT_PAST, 5]),
 )
 def test_the_index_answers_as_ripgrep_does(
     indexed: tuple[ToolContext, ToolContext],
@@ -114,7 +117,11 @@ def test_the_index_answers_as_ripgrep_does(
     where: str,
     glob: str | None,
     max_results: int,
+    slice_files: int,
+    count_past: int,
 ) -> None:
+    """Also with the candidates cut in slices of a few files (searched a few at once, in
+    order) and a count that stops soon: the first matches and the count are the same."""
     plain, with_index = indexed
     params = IndexGrepParams(
         pattern=pattern,
@@ -123,7 +130,33 @@ def test_the_index_answers_as_ripgrep_does(
         glob=glob,
         max_results=max_results,
     )
-    assert asyncio.run(_answer(with_index, params)) == asyncio.run(_answer(plain, params))
+    usual = grep_search.SLICE_FILES, ripgrep_events.COUNT_PAST
+    grep_search.SLICE_FILES, ripgrep_events.COUNT_PAST = slice_files, count_past
+    try:
+        assert asyncio.run(_answer(with_index, params)) == asyncio.run(_answer(plain, params))
+    finally:
+        grep_search.SLICE_FILES, ripgrep_events.COUNT_PAST = usual
+
+
+@pytest.mark.parametrize("count_past", [5, 40, 300, ripgrep_events.COUNT_PAST])
+@pytest.mark.parametrize("pattern", ["def ", "Message", r"self\.\w+ = "])
+def test_a_common_pattern_searched_slice_by_slice_counts_as_one_search(
+    indexed: tuple[ToolContext, ToolContext],
+    monkeypatch: pytest.MonkeyPatch,
+    pattern: str,
+    count_past: int,
+) -> None:
+    """Hundreds of candidates in slices of 7 files: the count may stop in any slice, or
+    in none; the matches shown and the count are one search's."""
+    plain, with_index = indexed
+    monkeypatch.setattr(grep_search, "SLICE_FILES", 7)
+    monkeypatch.setattr(ripgrep_events, "COUNT_PAST", count_past)
+    params = IndexGrepParams(pattern=pattern, max_results=20)
+
+    answer = asyncio.run(_answer(with_index, params))
+
+    assert answer == asyncio.run(_answer(plain, params))
+    assert "more matching lines not shown" in answer
 
 
 async def _answer(ctx: ToolContext, params: IndexGrepParams) -> str:

@@ -11,7 +11,7 @@ import pytest
 
 from tests.unit.tools import call, context, write
 from tether.errors import ToolError
-from tether.tools import grep_search
+from tether.tools import ripgrep_events
 from tether.tools.index_grep import IndexGrep
 from tether.tools.ripgrep import find_rg
 
@@ -40,7 +40,7 @@ async def test_a_file_the_glob_leaves_out_is_not_handed_to_ripgrep(tmp_path: Pat
 
 
 class CountingJson:
-    """The ``json`` module as grep_search sees it, counting the events it decodes."""
+    """The ``json`` module as ripgrep_events sees it, counting the events it decodes."""
 
     def __init__(self) -> None:
         self.decoded = 0
@@ -56,7 +56,7 @@ async def test_past_max_results_the_files_are_counted_unread(
     for n in range(30):
         write(tmp_path, f"f{n:02}.txt", "hit\n")
     counting = CountingJson()
-    monkeypatch.setattr(grep_search, "json", counting)
+    monkeypatch.setattr(ripgrep_events, "json", counting)
     out = await call(IndexGrep(), context(tmp_path), pattern="hit", max_results=5)
     assert out.splitlines() == [
         *(f"f{n:02}.txt:1: hit" for n in range(5)),

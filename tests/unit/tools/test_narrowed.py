@@ -1,4 +1,4 @@
-"""How the index's candidates are judged and ordered for ripgrep (``tools/narrowed.py``)."""
+"""How the index's candidates are ordered and judged for ripgrep (``tools/narrowed.py``)."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from tether.tools.narrowed import _judged
+from tether.tools.narrowed import in_ripgreps_order, judged
 
 
 def test_names_come_in_ripgreps_order_name_by_name(tmp_path: Path) -> None:
@@ -23,7 +23,10 @@ def test_names_come_in_ripgreps_order_name_by_name(tmp_path: Path) -> None:
     files = [name for name in names if (tmp_path / os.fsdecode(name)).is_file()]
     shuffled = random.Random(7).sample(files, len(files))
 
-    assert _judged(tmp_path, shuffled) == sorted(files, key=lambda name: name.split(b"/"))
+    ordered = in_ripgreps_order(shuffled)
+
+    assert ordered == sorted(files, key=lambda name: name.split(b"/"))
+    assert judged(tmp_path, ordered) == ordered  # judging keeps the order
 
 
 @pytest.mark.skipif(os.name == "nt", reason="symbolic links and FIFOs")
@@ -36,6 +39,6 @@ def test_only_regular_files_in_real_directories_are_kept(tmp_path: Path) -> None
     (tmp_path / "real/link.py").symlink_to(tmp_path / "real/a.py")
     os.mkfifo(tmp_path / "real/fifo.py")
 
-    kept = _judged(tmp_path, [b"linked/b.py", b"real/link.py", b"real/fifo.py", b"real/a.py"])
+    kept = judged(tmp_path, [b"linked/b.py", b"real/link.py", b"real/fifo.py", b"real/a.py"])
 
     assert kept == [b"real/a.py"]
