@@ -208,6 +208,7 @@ async def test_a_huge_content_length_is_refused_at_once_and_nothing_is_allocated
     raw: RawClient,
 ) -> None:
     await raw.initialize()
+    await raw.assert_serving()  # the service is built (after `initialize` was answered)
     peak_before = raw.memory_kib("VmHWM")
 
     await raw.send(b"Content-Length: %d\r\n\r\n" % 2**40)  # 1 TiB, of which a little follows
@@ -234,6 +235,7 @@ async def test_an_oversized_message_is_dropped_as_it_arrives_and_the_stream_stay
     raw: RawClient,
 ) -> None:
     await raw.initialize()
+    await raw.assert_serving()  # the service is built (after `initialize` was answered)
     peak_before = raw.memory_kib("VmHWM")
     size = MAX_MESSAGE_BYTES + 1
 
