@@ -29,10 +29,11 @@ async def measure(workspace: Path, state: Path, quick: bool, detail: bool) -> li
     reap_without_threads()  # as `tether serve` waits for its programs: the in-process rows
     reps = 3 if quick else 11
     rows: list[Row] = []
-    reads, singles = await dispatch_rows.concurrent_vs_serial(workspace, state, reps)
-    rows.append(reads)
-    if detail:
-        rows += singles
+    for indexed in (True, False):
+        reads, singles = await dispatch_rows.concurrent_vs_serial(workspace, state, reps, indexed)
+        rows.append(reads)
+        if detail:
+            rows += singles
     rows.append(await dispatch_rows.overhead(workspace, state, reps))
     rows += await grep_row.rows(workspace, reps)
     rows += await index_rows.rows(workspace, state, quick, reps)

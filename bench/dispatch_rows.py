@@ -9,6 +9,7 @@ from pathlib import Path
 
 from bench.harness import Harness, NoopParams, NoopTool, Spec
 from bench.timing import Row, interleaved, ms, ratio, us
+from tether.index.workspace import WorkspaceIndex
 from tether.tools.builtin import builtin_tools
 
 READS: list[Spec] = [
@@ -28,9 +29,20 @@ def label(spec: Spec) -> str:
     return f"{name} {' '.join(str(v) for v in args.values())}".strip()
 
 
-async def concurrent_vs_serial(workspace: Path, state: Path, reps: int) -> tuple[Row, list[Row]]:
-    """Row 1, and one detail row per call (its time when dispatched alone)."""
-    h = Harness(workspace, state / "reads", builtin_tools())
+async def concurrent_vs_serial(
+    workspace: Path, state: Path, reps: int, indexed: bool
+) -> tuple[Row, list[Row]]:
+    """Row 1, and one detail row per call (its time when dispatched alone). ``indexed``:
+    beside the workspace's index, built and told of changes, as a person works once it
+    has been built; else as while it builds (every search runs ripgrep over everything)."""
+    index = None
+    if indexed:
+        index = WorkspaceIndex(workspace, state / "reads-index.sqlite3")
+        await index.build()
+        index.follow()
+    h = Harness(
+        workspace, state / ("reads-indexed" if indexed else "reads"), builtin_tools(), index
+    )
     singles: list[list[float]] = [[] for _ in READS]
     singles_cpu: list[list[float]] = [[] for _ in READS]  # where the batch's own CPU goes
     cpu: list[float] = []  # this process's CPU time (all threads) in each concurrent run
@@ -66,6 +78,8 @@ async def concurrent_vs_serial(workspace: Path, state: Path, reps: int) -> tuple
         del times[0]  # interleaved's own warm-up
     h.check_last(len(READS))
     h.close()
+    if index is not None:
+        await index.close()
     single = [statistics.median(times) for times in singles]
     slowest = max(range(len(READS)), key=single.__getitem__)
     note = (
@@ -75,8 +89,9 @@ async def concurrent_vs_serial(workspace: Path, state: Path, reps: int) -> tuple
         f"{ms(statistics.median(sub))}, on {os.cpu_count()} cores (outline answers from the "
         "tree it kept of the unchanged file)"
     )
+    beside = "index warm" if indexed else "no index"
     row = Row(
-        "8 reads in one reply: concurrent vs one at a time",
+        f"8 reads in one reply: concurrent vs one at a time, {beside}",
         ms(conc),
         ms(serial),
         ratio(conc, serial),

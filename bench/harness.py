@@ -18,7 +18,7 @@ from tether.agent.plan import Counts
 from tether.config import Settings
 from tether.models import Reply, ToolCall, ToolMessage
 from tether.store import Store, StoredReply
-from tether.tools.base import NoDocuments, Tool, ToolContext
+from tether.tools.base import Index, NoDocuments, NoIndex, Tool, ToolContext
 
 Spec = tuple[str, dict[str, Any]]  # a tool name and its arguments
 
@@ -46,7 +46,13 @@ class NoopTool:
 
 
 class Harness:
-    def __init__(self, workspace: Path, state_dir: Path, tools: Sequence[Tool[Any]]) -> None:
+    def __init__(
+        self,
+        workspace: Path,
+        state_dir: Path,
+        tools: Sequence[Tool[Any]],
+        index: Index | None = None,
+    ) -> None:
         self.settings = Settings.load({}, {"state_dir": str(state_dir)})
         self.store = Store(state_dir / "sessions.sqlite3")
         concurrency = self.settings.tools.max_concurrency
@@ -56,7 +62,7 @@ class Harness:
         self.env = TurnEnv(
             self.session,
             self.settings.turn,
-            ToolContext(workspace, NoDocuments(), self.settings.tools),
+            ToolContext(workspace, NoDocuments(), self.settings.tools, index=index or NoIndex()),
             Gate(self.store, Nobody(), workspace),
             NoUpdates(),
         )

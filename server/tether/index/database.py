@@ -4,7 +4,8 @@
 it keeps, for each trigram, only which documents hold it (the smallest form, and all a
 candidate search needs; the text itself is read from the disk when it is searched).
 ``files`` maps each file (its workspace-relative path, as bytes: a name need not be
-UTF-8) to its document, with the size and mtime it had when it was read, and its kind.
+UTF-8) to its document, with the size and mtime it had when it was read, and its kind;
+an index on (doc, kind) answers a search's join without reading the table itself.
 
 A contentless table cannot delete a document without its old text, so a file that
 changes gets a new document and its old one is left behind, unreachable (no file names
@@ -36,7 +37,8 @@ CREATE TABLE IF NOT EXISTS files(
 ) WITHOUT ROWID;
 CREATE TABLE IF NOT EXISTS symbols(path BLOB, name TEXT, kind TEXT, line INTEGER);
 CREATE INDEX IF NOT EXISTS symbols_path ON symbols(path);
-CREATE INDEX IF NOT EXISTS files_doc ON files(doc);
+DROP INDEX IF EXISTS files_doc;
+CREATE INDEX IF NOT EXISTS files_doc_kind ON files(doc, kind);
 CREATE TABLE IF NOT EXISTS meta(key TEXT PRIMARY KEY, value TEXT) WITHOUT ROWID;
 CREATE VIRTUAL TABLE IF NOT EXISTS grams USING fts5(
     body, tokenize='trigram', content='', detail='none'

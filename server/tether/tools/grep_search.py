@@ -67,6 +67,10 @@ class Search:
         inside = path == self.top or path.is_relative_to(self.top)
         return inside and self.wanted(path) and not excluded(self.ctx.workspace, self.top, path)
 
+    @property
+    def case_flag(self) -> str:
+        return "--case-sensitive" if self.case_sensitive else "--ignore-case"
+
     def on_disk(self, path: Path) -> bool:
         """Whether a file found on disk is searched there (open documents are searched live)."""
         return path not in self.live and self.wanted(path)
@@ -80,7 +84,7 @@ async def by_ripgrep(
 ) -> tuple[Found, Found] | None:
     """The matches on disk and in open documents; None when ripgrep refused the pattern.
     ``files``: only these are searched on disk (the index narrowed the search)."""
-    args = ["--json", "--case-sensitive" if search.case_sensitive else "--ignore-case"]
+    args = ["--json", search.case_flag]
     slots = asyncio.Semaphore(LIVE_AT_ONCE)
     live = [_live(rg, args, search, path, limit, slots) for path in sorted(search.live)]
     disk = [] if search.top in search.live else [_disk(rg, args, search, limit, files)]
@@ -114,15 +118,21 @@ async def _listed(
         # text instead, so that a pattern it refuses is refused as it would be
         async with ripgrep.searching_text(rg, args, b"", search.ctx.workspace) as proc:
             return await _from_disk(proc, limit, search)
+    # Once the matches to show are in, a slice's matches are only counted.
+    counting = ["--count", "--no-filename", search.case_flag, "--regexp", search.pattern]
     slices: deque[Sequence[bytes]] = deque(_sliced(files))
     running: deque[asyncio.Task[Found | None]] = deque()
     found = Found()
     try:
         while slices or running:
             while slices and len(running) < SLICES_AT_ONCE:
-                running.append(
-                    asyncio.create_task(_slice(rg, args, search, limit, slices.popleft()))
+                names, full = slices.popleft(), len(found.hits) >= limit
+                slice_ = (
+                    _counted(rg, counting, search, names)
+                    if full
+                    else _slice(rg, args, search, limit, names)
                 )
+                running.append(asyncio.create_task(slice_))
             part = await running.popleft()
             if part is None:
                 return None
@@ -153,6 +163,24 @@ async def _slice(
         return Found()
     async with ripgrep.listed(rg, args, search.ctx.workspace, names) as proc:
         return await _from_disk(proc, limit, search)
+
+
+async def _counted(
+    rg: str, args: list[str], search: Search, names: Sequence[bytes]
+) -> Found | None:
+    """How many lines of these files match (``--count``: a number a file, no JSON)."""
+    names = await asyncio.to_thread(judged, search.ctx.workspace, names)
+    if not names:
+        return Found()
+    async with ripgrep.listed(rg, args, search.ctx.workspace, names) as proc:
+        if proc is None:
+            return None
+        out, err = await proc.communicate()
+    if proc.returncode == 2 and b"regex parse error" in err:
+        return None
+    found = Found()  # unreadable files alone do not fail a search: the others count
+    found.total = sum(int(line) for line in out.split() if line.isdigit())
+    return found
 
 
 async def _from_disk(proc: ripgrep.Process | None, limit: int, search: Search) -> Found | None:
