@@ -19,10 +19,11 @@ The checks: every turn ends ``done``; every session's history is valid and every
 the provider was handed is well formed; memory at the end is within 10% of memory after
 the first 100 turns; descriptors do not grow, nor threads past the main thread, the
 stdin reader (``lsp/serving.py``) and asyncio's default executor (whose workers start on
-demand and stay: all of them by 3,000 turns); the probes'
-overhead does not grow (p50 within 1.5 times the start's plus 10 ms, p99 within 3 times
-the start's plus 20 ms), and the turns' own (p50 within 3 times plus 50 ms, p99 within
-6 times plus 100 ms: their sessions' histories grew). The /proc readings are Linux's;
+demand and stay: all of them by 3,000 turns); the probes' overhead does not grow (p50
+within 1.5 times the start's plus 10 ms, p99 within 3 times the start's plus 20 ms; a
+growth is probed again once, and the second probe decides), and the turns' own (p50
+within 3 times plus 50 ms, p99 within 6 times plus 100 ms: their sessions' histories
+grew). The /proc readings are Linux's;
 elsewhere they are skipped and said to be.
 """
 
@@ -59,6 +60,7 @@ SESSIONS = 20
 LANES = 4
 WARM = 100  # turns between readings, and the window of each percentile
 PROBES = 20  # turns on fresh sessions, after the first 100 turns and at the end
+FRESH_BOUND = (1.5, 10)  # the probes' p50 at the end: within 1.5 times the start's + 10 ms
 # asyncio's default executor (``to_thread``) starts its workers one at a time, as calls
 # find none idle, up to this many, and keeps them: the one pool whose growth is no leak.
 EXECUTOR_THREADS = min(32, (os.cpu_count() or 1) + 4)
@@ -182,6 +184,11 @@ class Soak:
                         await self.probe(editor, "start")
                     await self.read(process.pid)
                 await self.probe(editor, "end")
+                if self.grew(self.probes, *FRESH_BOUND):
+                    # Measured again once: an aging server stays slow; a machine busy for a
+                    # moment (or the index rebuilt in the background) does not.
+                    self.probes["end, first"] = self.probes.pop("end")
+                    await self.probe(editor, "end", tags="again")
                 await self.check(editor, sessions)
             finally:
                 await close(editor)
@@ -206,12 +213,12 @@ class Soak:
         if self.traced is not None:
             await soak_trace.snapshot(pid, self.traced)
 
-    async def probe(self, editor: Editor, when: str) -> None:
+    async def probe(self, editor: Editor, when: str, tags: str | None = None) -> None:
         """Turns on fresh sessions, one at a time: the overhead of a server, not of a
-        session's history."""
+        session's history. ``tags``: their prompts' own (the stub's time is told by tag)."""
         spent = self.probes.setdefault(when, [])
         for number in range(PROBES):
-            tag = f"{when}{number}"
+            tag = f"{tags or when}{number}"
             prompt = f"{KINDS[number % len(KINDS)]}:{tag}"
             began = time.perf_counter()
             result = await editor.run(prompt)
@@ -261,7 +268,7 @@ class Soak:
             turns = {"start": self.overheads[:window], "end": self.overheads[-window:]}
             self.compare("turn overhead", turns, 3, 50)
         if self.probes.get("end"):
-            self.compare("fresh-session overhead", self.probes, 1.5, 10)
+            self.compare("fresh-session overhead", self.probes, *FRESH_BOUND)
         if self.traced is not None:
             figures.update(soak_trace.growth(self.traced))
         if not self.readings:
@@ -286,9 +293,16 @@ class Soak:
         at = {when: [percentile(v, q) * 1000 for q in (0.5, 0.99)] for when, v in spent.items()}
         for when, (p50, p99) in at.items():
             self.report.figures[f"{what} p50/p99 ms at the {when}"] = f"{p50:.0f}/{p99:.0f}"
-        (p50_start, p99_start), (p50_end, p99_end) = at["start"], at["end"]
-        if p50_end > times * p50_start + ms or p99_end > 2 * times * p99_start + 2 * ms:
+        if self.grew(spent, times, ms):
             self.report.violate(self.turns, f"the {what} grew: {at}")
+
+    @staticmethod
+    def grew(spent: dict[str, list[float]], times: float, ms: float) -> bool:
+        """Whether the end's p50 is past ``times`` the start's plus ``ms`` (p99: twice that)."""
+        (p50_start, p99_start), (p50_end, p99_end) = (
+            [percentile(spent[when], q) * 1000 for q in (0.5, 0.99)] for when in ("start", "end")
+        )
+        return p50_end > times * p50_start + ms or p99_end > 2 * times * p99_start + 2 * ms
 
 
 async def campaign(seed: int, turns: int, root: Path) -> list[Report]:
