@@ -35,7 +35,7 @@ from tether.tools.base import SymbolHit
 
 log = logging.getLogger(__name__)
 BATCH = 400  # files read and committed at a time while building
-MAX_CANDIDATES = 25_000  # beyond this, the names would not fit on ripgrep's command line
+MAX_CANDIDATES = 25_000  # beyond this, narrowing saves little over ripgrep's own walk
 MAX_SYMBOL_ROWS = 20_000  # definitions ranked per query at most
 CATCH_UP_S = 0.5  # how long a search waits for the index to catch up before running rg
 

@@ -119,19 +119,14 @@ async def _listed(
         async with ripgrep.searching_text(rg, args, b"", search.ctx.workspace) as proc:
             return await _from_disk(proc, limit, search)
     # Once the matches to show are in, a slice's matches are only counted.
-    counting = ["--count", "--no-filename", search.case_flag, "--regexp", search.pattern]
     slices: deque[Sequence[bytes]] = deque(_sliced(files))
     running: deque[asyncio.Task[Found | None]] = deque()
     found = Found()
     try:
         while slices or running:
             while slices and len(running) < SLICES_AT_ONCE:
-                names, full = slices.popleft(), len(found.hits) >= limit
-                slice_ = (
-                    _counted(rg, counting, search, names)
-                    if full
-                    else _slice(rg, args, search, limit, names)
-                )
+                full = len(found.hits) >= limit
+                slice_ = _slice(rg, args, search, limit, slices.popleft(), counted=full)
                 running.append(asyncio.create_task(slice_))
             part = await running.popleft()
             if part is None:
@@ -148,7 +143,7 @@ async def _listed(
 def _sliced(files: list[bytes]) -> Iterable[Sequence[bytes]]:
     start = size = 0
     for at, name in enumerate(files):
-        if at - start == SLICE_FILES or size + len(name) > SLICE_BYTES:
+        if at > start and (at - start == SLICE_FILES or size + len(name) > SLICE_BYTES):
             yield files[start:at]
             start, size = at, 0
         size += len(name) + 1
@@ -156,25 +151,18 @@ def _sliced(files: list[bytes]) -> Iterable[Sequence[bytes]]:
 
 
 async def _slice(
-    rg: str, args: list[str], search: Search, limit: int, names: Sequence[bytes]
+    rg: str, args: list[str], search: Search, limit: int, names: Sequence[bytes], counted: bool
 ) -> Found | None:
+    """The matches in these files, judged now; ``counted``: only how many lines match
+    (``--count``: a number a file, no JSON to read)."""
     names = await asyncio.to_thread(judged, search.ctx.workspace, names)
     if not names:
         return Found()
+    if counted:
+        args = ["--count", "--no-filename", search.case_flag, "--regexp", search.pattern]
     async with ripgrep.listed(rg, args, search.ctx.workspace, names) as proc:
-        return await _from_disk(proc, limit, search)
-
-
-async def _counted(
-    rg: str, args: list[str], search: Search, names: Sequence[bytes]
-) -> Found | None:
-    """How many lines of these files match (``--count``: a number a file, no JSON)."""
-    names = await asyncio.to_thread(judged, search.ctx.workspace, names)
-    if not names:
-        return Found()
-    async with ripgrep.listed(rg, args, search.ctx.workspace, names) as proc:
-        if proc is None:
-            return None
+        if proc is None or not counted:
+            return await _from_disk(proc, limit, search)
         out, err = await proc.communicate()
     if proc.returncode == 2 and b"regex parse error" in err:
         return None
