@@ -1,5 +1,6 @@
 """The workspace index's rows: a warm index-grep against ripgrep over everything, the cold
-build against one ripgrep pass, and the refresh after one file changes.
+build against one ripgrep pass, fs-find from the index's names against ripgrep's listing,
+and the refresh after one file changes.
 
 The tree: this interpreter's whole library directory (the stdlib and its site-packages)
 and this environment's site-packages, hard-linked side by side (instant; copied where a
@@ -23,6 +24,7 @@ from bench.timing import Row, interleaved, ms, ratio
 from tether.config import Settings
 from tether.index.workspace import WorkspaceIndex
 from tether.tools.base import NoDocuments, ToolContext
+from tether.tools.fs_find import FsFind, FsFindParams
 from tether.tools.index_grep import _RG_FLAGS, IndexGrep, IndexGrepParams
 from tether.tools.ripgrep import find_rg
 
@@ -89,6 +91,7 @@ async def rows(workspace: Path, state: Path, quick: bool, reps: int) -> list[Row
     tool = IndexGrep()
     for case in PATTERNS:
         out.append(await _grep_row(rg, warm, ctx, tool, case, reps, label))
+    out.append(await _find_row(warm, ctx, reps, label))
     out.append(await _refresh_row(index, tree, reps))
     await index.close()
     return out
@@ -152,6 +155,27 @@ async def _grep_row(
     note = f"/{pattern}/{'' if case else 'i'}: {files}; same answer as rg path: {same}"
     return Row(
         f"warm index-grep vs `rg`: {what}, {label}", ms(mine), ms(theirs), ratio(mine, theirs), note
+    )
+
+
+async def _find_row(warm: ToolContext, plain: ToolContext, reps: int, label: str) -> Row:
+    """fs-find over the whole tree (few matches: every directory is listed), its files
+    named by the warm index against the same tool with ripgrep's ``--files``."""
+    tool, params = FsFind(), FsFindParams(pattern="*.pyi")
+    same = await tool.run(params, warm) == await tool.run(params, plain)
+
+    async def timed(ctx: ToolContext) -> float:
+        start = time.perf_counter()
+        await tool.run(params, ctx)
+        return time.perf_counter() - start
+
+    mine, theirs = await interleaved(lambda: timed(warm), lambda: timed(plain), reps)
+    return Row(
+        f"fs-find, index warm vs ripgrep's listing, {label}",
+        ms(mine),
+        ms(theirs),
+        ratio(mine, theirs),
+        f"{params.pattern}; same answer: {same}",
     )
 
 

@@ -168,7 +168,9 @@ class Database:
         return [(bytes(path), name, kind_, line) for path, name, kind_, line in rows]
 
     def below(self, rel: bytes) -> list[bytes]:
-        """The files the index holds under the directory ``rel``."""
+        """The files the index holds under the directory ``rel`` (b"": all of them)."""
+        if not rel:
+            return [bytes(path) for (path,) in self.db.execute("SELECT path FROM files")]
         low, high = rel + b"/", rel + b"0"  # "0" sorts right after "/"
         rows = self.db.execute("SELECT path FROM files WHERE path >= ? AND path < ?", (low, high))
         return [bytes(path) for (path,) in rows]

@@ -198,17 +198,32 @@ class WorkspaceIndex:
         if not (self.ready and self.following) or self._db is None:
             return None
         branches = required(pattern, ignore_case)
-        if branches is None or not await self._caught_up():
+        if branches is None or (db := await self._answering()) is None:
             return None
-        await self.refresh()
-        if not self.ready:
-            return None
-        db = self._db
         async with self._lock:
             rows = await asyncio.to_thread(db.matching, branches)
         if len(rows) > MAX_CANDIDATES or any(kind == "late" for _, kind in rows):
             return None
         return [rel for rel, _ in rows]
+
+    async def files(self, under: bytes) -> list[bytes] | None:
+        """The files in the directory ``under`` (workspace-relative; b"": the root) and
+        below it, by their workspace-relative names, in no order; None when the index
+        cannot tell (not built, not told of changes)."""
+        if (db := await self._answering()) is None:
+            return None
+        async with self._lock:
+            return await asyncio.to_thread(db.below, under)
+
+    async def _answering(self) -> Database | None:
+        """The database, once it may answer: built, told of every change, caught up with
+        tether's own, and the changes told applied; else None."""
+        if not (self.ready and self.following) or self._db is None:
+            return None
+        if not await self._caught_up():
+            return None
+        await self.refresh()
+        return self._db if self.ready else None
 
     async def symbols(
         self, query: str, kind: str | None, under: Path, live: dict[Path, str]

@@ -114,6 +114,12 @@ class Index(Protocol):
         every file is searched."""
         ...
 
+    async def files(self, under: bytes) -> list[bytes] | None:
+        """The files ``files.walk`` keeps in the directory ``under`` and below it (b"":
+        the whole workspace), by their workspace-relative names, in no order; None when
+        it cannot tell (still building, or not told of changes)."""
+        ...
+
     async def symbols(
         self, query: str, kind: str | None, under: Path, live: dict[Path, str]
     ) -> list[SymbolHit] | None:
@@ -133,6 +139,9 @@ class Index(Protocol):
 
 class NoIndex:
     async def candidates(self, pattern: str, ignore_case: bool) -> list[bytes] | None:
+        return None
+
+    async def files(self, under: bytes) -> list[bytes] | None:
         return None
 
     def unsure(self) -> None:
