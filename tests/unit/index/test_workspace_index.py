@@ -83,6 +83,23 @@ async def test_it_answers_only_once_built_and_following_changes(ws: Path, tmp_pa
     assert await index.candidates("beta_mark", False) is not None
 
 
+async def test_it_names_the_files_under_a_directory_once_it_answers(
+    ws: Path, tmp_path: Path
+) -> None:
+    index = WorkspaceIndex(ws, tmp_path / "index.sqlite3")
+    await index.build()
+    assert await index.files(b"") is None  # nobody tells it of changes
+    index.follow()
+    assert names(ws, await index.files(b"sub")) == {"sub/b.py"}
+    everything = names(ws, await index.files(b""))
+    kept = {".gitignore", "a.py", "sub/b.py", "image.bin", "late.txt", "wide.txt", "big.txt"}
+    assert everything == kept  # no link, nothing ignored
+    write(ws, "sub/c.py", "")
+    index.changed([ws / "sub/c.py"])
+    assert names(ws, await index.files(b"sub")) == {"sub/b.py", "sub/c.py"}
+    await index.close()
+
+
 async def test_a_change_told_is_applied_before_the_next_search(ws: Path, tmp_path: Path) -> None:
     index = await built(ws, tmp_path / "index.sqlite3")
     write(ws, "new/c.py", "gamma_marker\n")
