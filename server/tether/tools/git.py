@@ -215,10 +215,17 @@ class GitHead:
         return "git head"
 
     async def run(self, params: NoParams, ctx: ToolContext) -> str:
+        # Both awaited to their end, failed or not: a git left running when the other
+        # fails (outside a repository) would outlive the call.
         log, ref = await asyncio.gather(
             _git(ctx, "log", "-1", "--no-show-signature", "--format=%H%x00%s"),
             _git(ctx, "symbolic-ref", "--short", "-q", "HEAD"),
+            return_exceptions=True,
         )
+        if isinstance(log, BaseException):
+            raise log
+        if isinstance(ref, BaseException):
+            raise ref
         branch = ref.out.strip() if ref.code == 0 else "detached"
         if log.code != 0 and "does not have any commits" in log.err:
             return f"commit: none (the repository has no commits yet)\nbranch: {branch}"

@@ -178,6 +178,15 @@ async def test_not_a_repository(tmp_path: Path, tool: GitStatus | GitDiff | GitH
         await call(tool, context(tmp_path))
 
 
+async def test_outside_a_repository_git_head_leaves_no_git_running(tmp_path: Path) -> None:
+    """Its two gits fail apart: the call ends once both have (a task left starting a
+    process when the event loop closes waits forever on Python 3.11)."""
+    for _ in range(5):
+        with pytest.raises(ToolError, match="not a git repository"):
+            await call(HEAD, context(tmp_path))
+        assert asyncio.all_tasks() == {asyncio.current_task()}
+
+
 def test_read_only_unless_a_diff_path_leaves_the_workspace(repo: Path) -> None:
     ctx = context(repo)
     assert read_only(STATUS, ctx)
