@@ -76,3 +76,39 @@ async def test_past_max_results_only_the_files_the_glob_keeps_are_counted(tmp_pa
         "src/s1.txt:1: hit",
         "[4 more matching lines not shown; narrow with path or glob, or raise max_results]",
     ]
+
+
+@pytest.mark.parametrize(("count_past", "more"), [(100_000, "29995"), (20_000, "20000+")])
+async def test_megabytes_of_matches_past_max_results_are_counted_a_batch_at_a_time(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, count_past: int, more: str
+) -> None:
+    """Some 6 MB of events, read in many chunks: every match past the five shown is
+    counted, up to the count's end, without reading an event whole."""
+    write(tmp_path, "a.txt", "hit\n" * 15_000)
+    write(tmp_path, "b.txt", "hit\n" * 15_000)
+    counting = CountingJson()
+    monkeypatch.setattr(ripgrep_events, "json", counting)
+    monkeypatch.setattr(ripgrep_events, "COUNT_PAST", count_past)
+    out = await call(IndexGrep(), context(tmp_path), pattern="hit", max_results=5)
+    assert out.splitlines()[-1].startswith(f"[{more} more matching lines not shown")
+    assert counting.decoded < 100
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="the failing ripgrep is a shell script")
+@pytest.mark.parametrize("lines", [3, 15_000])
+async def test_a_search_ripgrep_finished_answers_though_a_file_was_unreadable(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, lines: int
+) -> None:
+    """ripgrep exits 2 when a file could not be read, after its summary: the answer is
+    what it found, whether the summary was read whole or only recognised (past the
+    matches shown, a batch at a time)."""
+    rg = find_rg()
+    assert rg is not None
+    failing = write(tmp_path, "rg", f'#!/bin/sh\n{rg} "$@"\nexit 2\n')
+    failing.chmod(0o755)
+    # Counted to the end: a count that stops kills the shell, not the ripgrep it runs.
+    monkeypatch.setattr(ripgrep_events, "COUNT_PAST", 100_000)
+    ws = tmp_path / "ws"
+    write(ws, "a.txt", "hit\n" * lines)
+    out = await call(IndexGrep(rg=lambda: str(failing)), context(ws), pattern="hit", max_results=2)
+    assert out.splitlines()[:2] == ["a.txt:1: hit", "a.txt:2: hit"]
