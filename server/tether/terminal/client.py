@@ -41,7 +41,8 @@ from pygls.lsp.client import LanguageClient
 from tether import __version__
 from tether.errors import ServerFailed
 from tether.terminal import disk_edits, wire
-from tether.terminal.console import EXIT_CODES, Console, plain, visible
+from tether.terminal.console import EXIT_CODES, Console, plain
+from tether.terminal.screen_text import visible
 
 T = TypeVar("T")
 DENY = "Deny"

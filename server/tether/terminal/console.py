@@ -8,41 +8,27 @@ on a terminal as a window of its last lines, redrawn in place, that leaves its t
 the command ends; elsewhere (a pipe, a log) line by line. A command whose output did not
 stream and failed shows the tail of its result instead. One line per call: a denial is the
 ``✗ denied`` line with its reason, not an approval line and a result line.
+
+The console decides what goes where; the text it may write is ``screen_text.py``'s, a
+command's streamed lines are counted by ``command_output.py``, and what the person types is
+read by ``keyboard.py``.
 """
 
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import os
-import re
 import shutil
 import sys
-import threading
-import unicodedata
-from collections import deque
 from typing import Any
 
-from tether.outbound import outbound
-
-# Control characters move the cursor, erase lines and recolour the terminal: in text the
-# model wrote they could disguise what a prompt asks about. Only \n and \t stay.
-_CONTROLS = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f]")
-
-
-def visible(text: str) -> str:
-    """``text`` as it may reach the terminal: control characters shown as escapes
-    (``\x1b``), secrets redacted, lone surrogates escaped."""
-    return _CONTROLS.sub(lambda m: f"\\x{ord(m[0]):02x}", outbound(text))
-
+from tether.terminal.command_output import TAIL, Output
+from tether.terminal.keyboard import chosen, read_line_in_thread
+from tether.terminal.screen_text import cut, output_line, visible
 
 EXIT_CODES = {"done": 0, "awaiting_approval": 3, "cancelled": 130, "stopped": 1, "error": 1}
 STYLES = {"dim": "2", "ok": "32", "bad": "31", "ask": "33"}
-TAIL = 5  # lines of a command's output left on screen
 OUTPUT = "    │ "  # the margin of a command's output
-# Besides the numbers and the titles: y and n (the first action, the last: Allow and Deny,
-# Extend and Stop), and the words a person would type.
-YES, NO = ("y", "yes"), ("n", "no")
 
 
 def plain(value: Any) -> Any:
@@ -150,7 +136,7 @@ class Console:
                 streamed.feed(rest + "\n")
         elif not self.redraw:
             if streamed.partial:
-                self.note(OUTPUT + _line(streamed.partial))
+                self.note(OUTPUT + output_line(streamed.partial))
             return
         shown = streamed.last(TAIL)
         hidden = streamed.total() - len(shown)
@@ -166,7 +152,7 @@ class Console:
         self.settle()
         width = max(shutil.get_terminal_size().columns - 1, len(OUTPUT) + 10)
         for row in rows:
-            sys.stderr.write(self.paint(_cut(OUTPUT + row, width), "dim") + "\n")
+            sys.stderr.write(self.paint(cut(OUTPUT + row, width), "dim") + "\n")
         sys.stderr.flush()
         self.drawn = len(rows)
 
@@ -214,8 +200,8 @@ class Console:
                 raise
             if not answer:
                 break
-            if (chosen := _chosen(answer, titles)) is not None:
-                return chosen
+            if (choice := chosen(answer, titles)) is not None:
+                return choice
         self.note("  left pending", None)
         return None
 
@@ -236,84 +222,7 @@ class Console:
         self.settle()
         print(prompt, end="", file=sys.stderr, flush=True)
         if self.reading is None or self.reading.done():
-            self.reading = _read_line_in_thread()
+            self.reading = read_line_in_thread()
         # Shielded: a question taken back leaves its pending read to the next question.
         line = (await asyncio.shield(self.reading)).strip()
         return (line.lower() if lower else line) or None
-
-
-class Output:
-    """A command's output as it streamed: its last lines, how many, and the line that has
-    not ended yet."""
-
-    def __init__(self) -> None:
-        self.last_lines: deque[str] = deque(maxlen=TAIL)
-        self.lines = 0  # complete lines so far
-        self.partial = ""
-
-    def feed(self, delta: str) -> list[str]:
-        """Take more output; the lines it completed, as they may be shown."""
-        *done, self.partial = (self.partial + delta).split("\n")
-        shown = [_line(line) for line in done]
-        self.last_lines.extend(shown)
-        self.lines += len(shown)
-        return shown
-
-    def last(self, n: int) -> list[str]:
-        rows = [*self.last_lines, *([_line(self.partial)] if self.partial else [])]
-        return rows[-n:]
-
-    def total(self) -> int:
-        return self.lines + (1 if self.partial else 0)
-
-
-def _line(raw: str) -> str:
-    """One line of output as a terminal would leave it: what follows its last carriage
-    return (a progress bar's final state), tabs expanded, control characters escaped."""
-    raw = raw.removesuffix("\r")
-    return visible(raw.rsplit("\r", 1)[-1].expandtabs(4))
-
-
-def _cut(text: str, width: int) -> str:
-    """``text`` in at most ``width`` columns (wide characters take two), "…" where cut."""
-    widths = [2 if unicodedata.east_asian_width(char) in "WF" else 1 for char in text]
-    if sum(widths) <= width:
-        return text
-    used = 0
-    for index, taken in enumerate(widths):
-        if used + taken > width - 1:
-            return text[:index] + "…"
-        used += taken
-    return text
-
-
-def _chosen(answer: str, titles: list[str]) -> int | None:
-    for index, title in enumerate(titles):
-        if answer in (str(index + 1), title.lower()):
-            return index
-    if answer in YES:
-        return 0
-    if answer in NO and len(titles) > 1:
-        return len(titles) - 1
-    return None
-
-
-def _read_line_in_thread() -> asyncio.Future[str]:
-    """The next line of stdin ("" at EOF), read without blocking the event loop."""
-    loop = asyncio.get_running_loop()
-    line: asyncio.Future[str] = loop.create_future()
-
-    def read() -> None:
-        text = sys.stdin.readline()
-
-        def give() -> None:
-            if not line.done():
-                line.set_result(text)
-
-        with contextlib.suppress(RuntimeError):  # the loop has closed: nobody waits any more
-            loop.call_soon_threadsafe(give)
-
-    # A daemon thread rather than the executor: a read still blocked at exit (the
-    # question was taken back when the turn was cancelled) must not hold the exit up.
-    threading.Thread(target=read, daemon=True).start()
-    return line

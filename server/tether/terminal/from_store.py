@@ -30,7 +30,8 @@ from tether.config import CheckpointSettings, load_leniently
 from tether.errors import NothingWaiting, Refused, SessionBusy
 from tether.models import PARKED, RewindWhat
 from tether.store import Store
-from tether.terminal.console import Console, visible
+from tether.terminal.console import Console
+from tether.terminal.screen_text import visible
 from tether.tools.base import NoDocuments, NoEditor
 
 
