@@ -2,6 +2,6 @@
 checkpoints and rewinds."""
 
 from tether.store.database import Store
-from tether.store.transcript import REPAIR_REASON, StoredReply
+from tether.store.transcript_reads import REPAIR_REASON, StoredReply
 
 __all__ = ["REPAIR_REASON", "Store", "StoredReply"]
