@@ -1,57 +1,17 @@
-"""The command line: ``tether serve``, and the terminal's ``ask``, ``sessions``,
-``approve``, ``deny``, ``rules`` and ``forget``."""
+"""What each command takes, and its help: the environment it reads and its exit codes.
+
+Apart from ``main`` because most of it is the words ``--help`` prints, which change for
+reasons of their own.
+"""
 
 from __future__ import annotations
 
 import argparse
-import contextlib
-import logging
-import os
-import signal
-import sys
 from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, NoReturn
 
-from tether import __version__, hardening
+from tether import __version__
 from tether.acp import command as acp_command
-
-if TYPE_CHECKING:
-    from tether.lsp.server import TetherServer
-
-
-def main(argv: list[str] | None = None) -> int:
-    args = parser().parse_args(argv)
-    if args.command == "serve":
-        # Ctrl-C while it starts ends it at once: a KeyboardInterrupt raised inside an
-        # extension's import (pydantic_core's) is a Rust panic with a traceback, exit 1.
-        signal.signal(signal.SIGINT, _interrupted_while_starting)
-        try:
-            return serve_lsp(args.tcp, args.log_level, args.allow_remote)
-        except KeyboardInterrupt:  # Ctrl-C while it starts: as quiet as once it serves
-            return 130
-    if args.command == "acp":
-        return acp_command.run(args)
-    code = terminal(args)
-    if argv is None:  # the process's own command line: nothing after this but its exit
-        leave_now(code)
-    return code
-
-
-def _interrupted_while_starting(signum: int, frame: object) -> None:
-    os._exit(130)  # nothing is open yet: as quiet as a Ctrl-C once it serves
-
-
-def leave_now(code: int) -> NoReturn:
-    """End a terminal command's process without tearing the interpreter down: its server
-    has stopped and its output is flushed here, and unloading pygls, lsprotocol and
-    pydantic module by module would add about 0.1 s to every command."""
-    logging.shutdown()
-    for stream in (sys.stdout, sys.stderr):
-        with contextlib.suppress(OSError, ValueError):  # a closed pipe: nobody reads it
-            stream.flush()
-    os._exit(code)
-
 
 PROVIDER_ENV = """\
   TETHER_MODEL        the model's name, sent to the provider
@@ -224,130 +184,3 @@ def _serve(serve: argparse.ArgumentParser) -> None:
         choices=["DEBUG", "INFO", "WARNING", "ERROR"],
         help="of the log on stderr (default: INFO)",
     )
-
-
-def terminal(args: argparse.Namespace) -> int:
-    """The terminal's commands. ``sessions``, ``rules``, ``forget`` and ``rewind`` read the
-    store themselves, as does an ``approve`` / ``deny`` with nothing to decide: no server,
-    an answer well within a second. The rest are LSP clients of a ``tether serve`` they
-    start, before anything else is imported (pygls and lsprotocol cost about a third of a
-    second on either side), so that its start-up overlaps the client's."""
-    from tether.terminal import launch
-
-    try:
-        options = launch.ask_options(os.environ)
-    except launch.BadOptions as exc:
-        print(f"tether: {exc}", file=sys.stderr)
-        return 1
-    workspace = launch.workspace_root(args.workspace, Path.cwd())
-    if args.command == "doctor":
-        from tether.terminal import doctor
-
-        return doctor.report(os.environ, options, workspace)
-    if args.command in STORE_COMMANDS:
-        code = _from_store(args, options, workspace)
-        if code is not None:
-            return code
-    return _through_a_server(args, options, workspace)
-
-
-STORE_COMMANDS = ("sessions", "rules", "forget", "rewind", "approve", "deny")
-
-
-def _from_store(
-    args: argparse.Namespace, options: dict[str, Any] | None, workspace: Path
-) -> int | None:
-    """Answer from the store; None when a server must do it (a decision that can run)."""
-    from tether.terminal import from_store
-
-    try:
-        with from_store.opened(os.environ, options) as store:
-            match args.command:
-                case "sessions":
-                    return from_store.sessions(store, workspace)
-                case "rules":
-                    return from_store.rules(store, workspace)
-                case "forget":
-                    return from_store.forget(store, workspace, args.rule)
-                case "rewind":
-                    return from_store.rewind(store, workspace, args.session, args.turn, args.what)
-            nothing = from_store.undecidable(store, args.session)
-    except from_store.Unreadable as exc:
-        print(f"tether: {exc}", file=sys.stderr)
-        return 1
-    if nothing is not None:
-        print(f"tether: {nothing}", file=sys.stderr)
-        return 1
-    return None
-
-
-def _through_a_server(
-    args: argparse.Namespace, options: dict[str, Any] | None, workspace: Path
-) -> int:
-    from tether.terminal import launch
-
-    try:
-        server = launch.start_server(os.environ)
-    except OSError as exc:
-        print(f"tether: could not start the server: {exc}", file=sys.stderr)
-        return 1
-    start = launch.Start(f"tether {args.command}", workspace, options, server)
-    try:
-        from tether.terminal import run
-    except BaseException:
-        launch.stop_server(server)
-        raise
-    if args.command == "ask":
-        return run.ask(start, " ".join(args.prompt), args.session)
-    extra = ("remember",) if args.command == "approve" else ("reason",)
-    argument = {"session": args.session} | {
-        key: getattr(args, key) for key in ("calls", *extra) if getattr(args, key)
-    }
-    return run.decide(start, f"tether.{args.command}", argument)
-
-
-def serve_lsp(tcp: str | None, level: str, allow_remote: bool = False) -> int:
-    # Stdout belongs to JSON-RPC: logs go to stderr (and window/logMessage).
-    logging.basicConfig(
-        stream=sys.stderr, level=level, format="tether %(levelname)s %(name)s: %(message)s"
-    )
-    from tether.outbound import RedactingFilter
-
-    for handler in logging.getLogger().handlers:
-        handler.addFilter(RedactingFilter())  # a key never reaches the log, even at DEBUG
-    if level != "DEBUG":
-        # pygls logs every message it sends at INFO: the whole transcript, again.
-        logging.getLogger("pygls").setLevel(logging.WARNING)
-    from tether.lsp import serving
-    from tether.lsp import tcp as over_tcp
-    from tether.lsp.server import create_server
-
-    def served(server: TetherServer) -> TetherServer:
-        hardening.forget_keys()  # the server has its copy of the environment: the keys go
-        hardening.make_undumpable()
-        signal.signal(signal.SIGINT, signal.default_int_handler)  # it serves: a clean stop
-        return server
-
-    if tcp is None:
-        if allow_remote:
-            print("tether: --allow-remote goes with --tcp", file=sys.stderr)
-            return 2
-        if sys.stdin.isatty():  # started by hand, not by an editor
-            print(
-                "tether serve: speaking LSP on stdin and stdout (an editor starts this "
-                "itself; `tether ask` talks to it for you). Ctrl-C stops it.",
-                file=sys.stderr,
-            )
-        return serving.serve_stdio(served(create_server()))
-    try:
-        address = over_tcp.Address.parse(tcp, allow_remote)
-    except over_tcp.BadAddress as exc:
-        print(f"tether: {exc}", file=sys.stderr)
-        return 2
-    server = create_server()
-    state_dir = server.config.current.state_dir  # loaded while a Ctrl-C still ends it at once
-    try:
-        return over_tcp.serve_tcp(served(server), address, state_dir)
-    except OSError as exc:  # the port is taken, the state dir cannot be written...
-        print(f"tether: cannot serve on {tcp}: {exc}", file=sys.stderr)
-        return 1
