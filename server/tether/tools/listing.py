@@ -3,12 +3,11 @@ walk adds the rest.
 
 The workspace index, once it answers (built, and told of every change), names every
 file ``files.walk`` keeps under a directory; else ``rg --files`` does, in a process of
-its own. A walk by ``os.scandir`` then puts the tree together with set look-ups: a
-regular file so named is a kept file, and a directory holding one is kept. Only what
-is left (symbolic links, directories with no kept file inside, ignored entries, and an
-entry whose type no longer agrees with the names) is matched against .gitignore in
-Python, as the walk matches it. Without either, ``files.walk`` does it all; the
-entries are the same.
+its own. A walk by ``os.listdir`` then puts the tree together with set look-ups: a name
+so named is a kept file, and a directory holding one is kept (entered unless it has
+become a link since). Only what is left (symbolic links, directories with no kept file
+inside, ignored entries) is matched against .gitignore in Python, as the walk matches
+it. Without either, ``files.walk`` does it all; the entries are the same.
 """
 
 from __future__ import annotations
@@ -122,29 +121,32 @@ class _Tree:
         return self._items(str(self.top), "", 1)
 
     def _items(self, directory: str, prefix: str, depth: int) -> Iterator[Item]:
-        for entry in _sorted(directory):
-            name = entry.name
+        try:
+            names = sorted(os.listdir(directory))
+        except OSError:
+            return  # an unreadable directory is skipped, as the walk skips it
+        for name in names:
             below = prefix + name
-            # The names say what is kept; the entry's own type (free: the directory's
-            # listing holds it) says what it is now, so a file turned link since the
-            # names were taken is judged as a link, and never entered.
-            if below in self.files and entry.is_file(follow_symlinks=False):
+            if below in self.files:
                 yield Item(below, False, False)
                 continue
             if name == ".git":
                 continue
-            if below in self.dirs and entry.is_dir(follow_symlinks=False):
+            path = os.path.join(directory, name)
+            # A directory the names say holds kept files is entered only if it is no link
+            # now: one swapped for a link since the names were taken is shown as a link.
+            if below in self.dirs and not os.path.islink(path):
                 is_dir, is_link = True, False
             else:
-                is_dir, is_link = _is_dir(entry), entry.is_symlink()
-                if self._rules(directory).ignored(Path(entry.path), is_dir):
+                is_dir, is_link = os.path.isdir(path), os.path.islink(path)
+                if self._rules(directory).ignored(Path(path), is_dir):
                     continue
             yield Item(below, is_dir, is_link)
             if is_dir and not is_link and (self.max_depth is None or depth < self.max_depth):
-                yield from self._items(entry.path, below + "/", depth + 1)
+                yield from self._items(path, below + "/", depth + 1)
 
     def _rules(self, directory: str) -> Ignores:
-        """The ignore rules in force in ``directory``, loaded only for what ripgrep left."""
+        """The ignore rules in force in ``directory``, loaded only for what the names left."""
         if (rules := self._ignores.get(directory)) is None:
             above = (
                 ignores_above(self.root, self.top)
@@ -153,24 +155,3 @@ class _Tree:
             )
             rules = self._ignores[directory] = above.descend(Path(directory))
         return rules
-
-
-def _sorted(directory: str) -> list[os.DirEntry[str]]:
-    """A directory's entries by name; none when it cannot be read (as the walk skips it)."""
-    try:
-        with os.scandir(directory) as scan:
-            return sorted(scan, key=_name)
-    except OSError:
-        return []
-
-
-def _name(entry: os.DirEntry[str]) -> str:
-    return entry.name
-
-
-def _is_dir(entry: os.DirEntry[str]) -> bool:
-    """A directory, or a symbolic link to one (as the walk shows it)."""
-    try:
-        return entry.is_dir()
-    except OSError:
-        return False
