@@ -6,7 +6,10 @@ symbolic links (inside, outside, into .git, dangling, a loop), a FIFO, binary, h
 non-UTF-8 files, and names that are not UTF-8.
 
 Each example is one reply: the generated call and, before or after it, a fixed sibling
-read (``fs-list``); then the model answers in words. For every example:
+read (``fs-list``); then the model answers in words. Half the examples (drawn) run in a
+second copy of the workspace whose index is built and told of every change by tether's
+own watcher (as under ACP), so ``index-grep``, ``fs-find`` and ``index-symbols`` answer
+from it there; the campaign fails if that index does not answer. For every example:
 
 - the turn ends ``done`` (never ``error``: no uncaught exception), the session's history
   loads, every call has exactly one answer in call order, and the next request the
@@ -60,6 +63,7 @@ from tether.agent.events import ToolCallUpdate, Update
 from tether.config import Configuration
 from tether.errors import ProviderError
 from tether.history import HistoryTool
+from tether.index.progress import NoProgress
 from tether.models import (
     AssistantMessage,
     Reply,
@@ -690,14 +694,20 @@ def empty(directory: Path) -> None:
             os.unlink(entry.path)
 
 
-async def build(root: Path) -> Fuzz:
+async def build(root: Path, indexed: bool = False) -> Fuzz:
+    """The fuzzed service in a workspace of its own under ``root``; ``indexed``: its index
+    built and followed (by tether's watcher), so searches answer from it."""
     ws = await asyncio.to_thread(workspace, root)
     config = Configuration({})
-    assert config.set_layer("fuzz", {"state_dir": str(root / "state")}) is None
+    layer = {"state_dir": str(root / "state"), "tools": {"index": indexed}}
+    assert config.set_layer("fuzz", layer) is None
     provider, person = Provider(), Person(ws)
     service = app.build(
         config, ws, NoDocuments(), person, NoEditor(), providers=OneProvider(provider)
     )
+    if indexed and await service.in_force.watch_files():
+        await service.in_force.build_index(NoProgress())
+        service.in_force.files_changed([], following=True)
     fuzz = Fuzz(root, service, provider, person, files=snapshot(root))
     provider.script["baseline"] = [Reply(tool_calls=(SIBLING,)), Reply(text="done")]
     session = service.open("baseline", None)
@@ -715,9 +725,15 @@ class Violation(AssertionError):
 
 
 def fuzz_tool(
-    fuzz: Fuzz, loop: asyncio.AbstractEventLoop, tool: str, schema: dict[str, Any], s: int, n: int
+    fuzzes: dict[bool, Fuzz],
+    loop: asyncio.AbstractEventLoop,
+    tool: str,
+    schema: dict[str, Any],
+    s: int,
+    n: int,
 ) -> Report:
-    """One tool's examples, driven by hypothesis in this (worker) thread."""
+    """One tool's examples, driven by hypothesis in this (worker) thread; each in the
+    workspace without an index or in the one whose index answers (``fuzzes[indexed]``)."""
     report = Report(f"tool-fuzz {tool}", s)
     statuses: Counter[str] = Counter()
     last: list[tuple[int, Raw, list[str]]] = []  # the latest failure: after shrinking, minimal
@@ -734,10 +750,15 @@ def fuzz_tool(
         print_blob=False,
     )
     @seed(s)
-    @given(raw=arguments(tool, schema), sibling_first=st.booleans(), park=st.integers(0, 3))
-    def example(raw: Raw, sibling_first: bool, park: int) -> None:
+    @given(
+        raw=arguments(tool, schema),
+        sibling_first=st.booleans(),
+        park=st.integers(0, 3),
+        indexed=st.booleans(),
+    )
+    def example(raw: Raw, sibling_first: bool, park: int, indexed: bool) -> None:
         at = next(iteration)
-        turn = fuzz.turn(tool, raw, sibling_first, park == 0)
+        turn = fuzzes[indexed].turn(tool, raw, sibling_first, park == 0)
         try:
             status, problems = asyncio.run_coroutine_threadsafe(turn, loop).result()
         except Exception as exc:  # a turn that raised, or did not end in time
@@ -745,6 +766,9 @@ def fuzz_tool(
         if not last:  # not shrinking
             statuses[status] += 1
             report.count("examples")
+            index = fuzzes[indexed].service.in_force.index
+            if index is not None and index.ready and index.following:
+                report.count("the index answering")
         if problems:
             last[:] = [(at, raw, problems)]
             raise Violation("; ".join(problems))
@@ -769,7 +793,9 @@ async def campaign(seed: int, scale: int, root: Path) -> list[Report]:
     logger.addHandler(logged)
     propagate, logger.propagate = logger.propagate, False  # counted, not printed
     try:
-        fuzz = await build(root)
+        fuzzes = {False: await build(root / "plain"), True: await build(root / "indexed", True)}
+        index = fuzzes[True].service.in_force.index
+        answering = index is not None and index.ready and index.following
         loop = asyncio.get_running_loop()
         # Two tools at a time, each driven from a thread of its own: their turns overlap on
         # the event loop as two editors' would (and the subprocesses use both cores).
@@ -778,7 +804,7 @@ async def campaign(seed: int, scale: int, root: Path) -> list[Report]:
                 loop.run_in_executor(
                     threads,
                     fuzz_tool,
-                    fuzz,
+                    fuzzes,
                     loop,
                     tool.name,
                     tool.params.model_json_schema(),
@@ -793,14 +819,17 @@ async def campaign(seed: int, scale: int, root: Path) -> list[Report]:
             if failures := [r for r in ended if isinstance(r, BaseException)]:
                 raise failures[0]
             reports = [r for r in ended if not isinstance(r, BaseException)]
-        unchanged = fuzz._unchanged()
-        await fuzz.service.shutdown()
+        unchanged = [problem for fuzz in fuzzes.values() for problem in fuzz._unchanged()]
+        for fuzz in fuzzes.values():
+            await fuzz.service.shutdown()
     finally:
         logger.removeHandler(logged)
         logger.propagate = propagate
     total = Report("tool-fuzz", seed)
     for problem in unchanged:
         total.violate(0, problem)
+    if not answering:
+        total.violate(0, "the second workspace's index was not built and followed")
     for message in logged.elsewhere:
         total.violate(0, f"tether logged an error outside any example: {shown(message)}")
     total.figures["tools"] = len(reports)

@@ -11,7 +11,12 @@ the walk does not enter (an ignore file's rules, cached per directory until an i
 file changes). What is left is told to the index (``WorkspaceIndex.changed``), which
 judges each path again. When the watch cannot start (the inotify watch limit, a
 filesystem that refuses) or dies, the index stops answering (``unfollow``: searches
-run ripgrep) and the log says why, once. Nothing here writes to stdout.
+run ripgrep) and the log says why, once. One death is not final: watchfiles cannot
+name a path that is not UTF-8 (a file ``caf\xe9.txt`` read or changed), and its watch
+then raises for good; so the watch is set up again (at most once in ``RESTART_S``,
+which doubles while it keeps happening), the index answering nothing meanwhile and
+catching up with the disk before its next answer (``pause``, ``unsure``, ``follow``).
+Nothing here writes to stdout.
 """
 
 from __future__ import annotations
@@ -21,6 +26,7 @@ import contextlib
 import logging
 import os
 import threading
+import time
 from collections.abc import Callable, Iterable
 from pathlib import Path
 
@@ -35,6 +41,9 @@ log = logging.getLogger(__name__)
 DEBOUNCE_MS = 400  # a stream of changes is told at least this often
 STEP_MS = 30  # changes are told once this long passes without another
 TIMEOUT_MS = 1000  # the thread looks up this often even when nothing happens
+RESTART_S = 1.0  # a watch that died of a name it cannot decode starts again after this,
+MAX_RESTART_S = 60.0  # doubled at each death that soon after the last, up to this
+_UNDECODABLE = "Unable to decode path"  # watchfiles's words for such a name
 
 
 class Relevant:
@@ -115,25 +124,53 @@ class Watcher:
         """The watch's thread: set it up (a watch per directory: it takes a while on a big
         tree), then wait for changes until stopped."""
         try:
-            if not self.index.root.is_dir():
-                raise FileNotFoundError(f"{self.index.root} is no directory")
-            # No debug output (stderr). Errors of the setup are not passed over: asked to
-            # pass over unreadable directories, watchfiles passes over every error of the
-            # setup, the watch limit too. So an unreadable directory fails the watch.
-            notify = RustNotify([str(self.index.root)], False, False, 300, True, False)
+            notify = self._notify()
         except Exception as exc:  # the watch limit, a refusing filesystem, a root gone
             self._call(_settle, started, exc)
             return
         self._call(_settle, started, None)
-        try:
-            with notify:
-                while not self._stop.is_set():
-                    raw = notify.watch(DEBOUNCE_MS, STEP_MS, TIMEOUT_MS, self._stop)
-                    if isinstance(raw, set) and (paths := self._kept(p for _, p in raw)):
-                        self._call(self.index.changed, paths)
-        except Exception as exc:
-            if not self._stop.is_set():
+        pause = RESTART_S
+        while True:
+            began = time.monotonic()
+            try:
+                self._watch(notify)
+                return  # stopped
+            except Exception as exc:
+                if self._stop.is_set():
+                    return
+                if _UNDECODABLE not in str(exc):
+                    self._call(self._lost, f"tether's watch of {self.index.root} stopped", exc)
+                    return
+            # Changes go unseen until the new watch is in place: nothing is answered, and
+            # the first answer after it catches up with the disk.
+            self._call(self.index.pause)
+            pause = RESTART_S if time.monotonic() - began > MAX_RESTART_S else pause
+            if self._stop.wait(pause):
+                return
+            pause = min(2 * pause, MAX_RESTART_S)
+            try:
+                notify = self._notify()
+            except Exception as exc:
                 self._call(self._lost, f"tether's watch of {self.index.root} stopped", exc)
+                return
+            self._call(self.index.unsure)
+            self._call(self.index.follow)
+
+    def _notify(self) -> RustNotify:
+        if not self.index.root.is_dir():
+            raise FileNotFoundError(f"{self.index.root} is no directory")
+        # No debug output (stderr). Errors of the setup are not passed over: asked to pass
+        # over unreadable directories, watchfiles passes over every error of the setup,
+        # the watch limit too. So an unreadable directory fails the watch.
+        return RustNotify([str(self.index.root)], False, False, 300, True, False)
+
+    def _watch(self, notify: RustNotify) -> None:
+        """Tell the index what changes, until stopped (or the watch raises)."""
+        with notify:
+            while not self._stop.is_set():
+                raw = notify.watch(DEBOUNCE_MS, STEP_MS, TIMEOUT_MS, self._stop)
+                if isinstance(raw, set) and (paths := self._kept(p for _, p in raw)):
+                    self._call(self.index.changed, paths)
 
     def _kept(self, raw: Iterable[str]) -> list[Path]:
         paths = [Path(path) for path in raw]

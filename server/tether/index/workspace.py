@@ -77,6 +77,11 @@ class WorkspaceIndex:
         """The watcher stopped: a change could go unseen, so searches run ripgrep."""
         self._lost, self.following = True, False
 
+    def pause(self) -> None:
+        """The watcher is down for a while (it starts again, then calls ``unsure`` and
+        ``follow``): searches run ripgrep meanwhile."""
+        self.following = False
+
     def unsure(self) -> None:
         """tether itself may just have changed files (a command, a patch, an MCP tool that
         is not read-only): the next search catches up first, whatever the watcher's

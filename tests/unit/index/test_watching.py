@@ -5,12 +5,14 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import os
 from collections.abc import AsyncIterator, Callable, Iterable
 from pathlib import Path
 
 import pytest
 
 from tests.unit.tools import init_repo, write
+from tether.index import watching
 from tether.index.watching import Relevant, Watcher
 from tether.index.workspace import WorkspaceIndex
 
@@ -178,3 +180,24 @@ async def test_outside_git_the_catch_up_walks(tmp_path: Path) -> None:
     index.unsure()
     assert "a.py" in await found(index, ws.resolve(), "rewritten_by_a_patch_w")
     await index.close()
+
+
+async def test_a_name_that_is_not_utf8_pauses_the_watch_and_it_starts_again(
+    watched: tuple[Recording, Watcher], ws: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """watchfiles cannot name ``caf\\xe9.txt``: once it is read, its watch raises for
+    good. The index stops answering, the watch is set up again, and what changed while
+    it was down is found (the index catches up with the disk first)."""
+    index, _ = watched
+    monkeypatch.setattr(watching, "RESTART_S", 0.3)
+    odd = ws / os.fsdecode(b"caf\xe9.txt")
+    odd.write_text("odd_marker_w\n")
+    await eventually(lambda: not index.following)
+    write(ws, "during.py", "during_marker_w = 1\n")  # perhaps while no watch is in place
+    await eventually(lambda: index.following)
+    assert "during.py" in await found(index, ws, "during_marker_w")
+    odd.read_text()  # a read alone is enough to kill a watch; this one starts again too
+    await eventually(lambda: not index.following)
+    await eventually(lambda: index.following)
+    write(ws, "after.py", "after_marker_w = 1\n")
+    await search_until(index, ws, "after_marker_w", "after.py", held=True)
