@@ -13,9 +13,9 @@ judges each path again. When the watch cannot start (the inotify watch limit, a
 filesystem that refuses) or dies, the index stops answering (``unfollow``: searches
 run ripgrep) and the log says why, once. One death is not final: watchfiles cannot
 name a path that is not UTF-8 (a file ``caf\xe9.txt`` read or changed), and its watch
-then raises for good; so the watch is set up again (at most once in ``RESTART_S``,
-which doubles while it keeps happening), the index answering nothing meanwhile and
-catching up with the disk before its next answer (``pause``, ``unsure``, ``follow``).
+then raises for good; so the watch is set up again (after ``RESTART_S``, or ten times
+its last setup if longer), the index answering nothing meanwhile and catching up with
+the disk before its next answer (``pause``, ``unsure``, ``follow``).
 Nothing here writes to stdout.
 """
 
@@ -41,8 +41,10 @@ log = logging.getLogger(__name__)
 DEBOUNCE_MS = 400  # a stream of changes is told at least this often
 STEP_MS = 30  # changes are told once this long passes without another
 TIMEOUT_MS = 1000  # the thread looks up this often even when nothing happens
-RESTART_S = 1.0  # a watch that died of a name it cannot decode starts again after this,
-MAX_RESTART_S = 60.0  # doubled at each death that soon after the last, up to this
+# A watch that died of a name it cannot decode starts again after this, or after ten
+# times what its last setup took (a watch per directory: seconds on a big tree), so that
+# setting it up again takes a tenth of a core at most however often it dies.
+RESTART_S = 1.0
 _UNDECODABLE = "Unable to decode path"  # watchfiles's words for such a name
 
 
@@ -124,14 +126,14 @@ class Watcher:
         """The watch's thread: set it up (a watch per directory: it takes a while on a big
         tree), then wait for changes until stopped."""
         try:
+            began = time.monotonic()
             notify = self._notify()
         except Exception as exc:  # the watch limit, a refusing filesystem, a root gone
             self._call(_settle, started, exc)
             return
         self._call(_settle, started, None)
-        pause = RESTART_S
         while True:
-            began = time.monotonic()
+            setup = time.monotonic() - began
             try:
                 self._watch(notify)
                 return  # stopped
@@ -144,11 +146,10 @@ class Watcher:
             # Changes go unseen until the new watch is in place: nothing is answered, and
             # the first answer after it catches up with the disk.
             self._call(self.index.pause)
-            pause = RESTART_S if time.monotonic() - began > MAX_RESTART_S else pause
-            if self._stop.wait(pause):
+            if self._stop.wait(max(RESTART_S, 10 * setup)):
                 return
-            pause = min(2 * pause, MAX_RESTART_S)
             try:
+                began = time.monotonic()
                 notify = self._notify()
             except Exception as exc:
                 self._call(self._lost, f"tether's watch of {self.index.root} stopped", exc)
