@@ -13,7 +13,6 @@ import json
 import os
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
-from itertools import repeat
 from typing import Any
 
 from tether.errors import ToolError
@@ -38,10 +37,9 @@ class Found:
             self.hits.append((tuple(shown.split("/")), line, _clip(text, start)))
         return self.count(limit)
 
-    def count(self, limit: int, matches: int = 1) -> bool:
-        """Count matches; False once counting should stop (and then as many as it
-        counts at most)."""
-        self.total = min(self.total + matches, limit + COUNT_PAST)
+    def count(self, limit: int) -> bool:
+        """Count one match; False once counting should stop."""
+        self.total += 1
         self.counting_stopped = self.total >= limit + COUNT_PAST
         return not self.counting_stopped
 
@@ -99,13 +97,6 @@ async def _read(
     begin: bytes | None = None  # its "begin" event, read when its name is needed (past
     # max_results, when every file counts, never: a common pattern begins most files)
     async for batch in ripgrep.lines(stdout):
-        if every and len(found.hits) >= limit:
-            # Every file counts and the matches to show are in: the events left are
-            # only counted, a batch at a time (for a common pattern, thousands of lines).
-            if not found.count(limit, sum(map(bytes.startswith, batch, repeat(_MATCH)))):
-                return found, finished
-            finished |= _summary(batch[-1] if batch else b"")
-            continue
         for raw in batch:
             if raw.startswith(_MATCH):
                 full = len(found.hits) >= limit
@@ -129,17 +120,8 @@ async def _read(
             elif raw.startswith(_BEGIN):
                 begin, shown = raw, None
             elif raw and not raw.startswith(_END):
-                finished |= _summary(raw)
+                finished |= json.loads(raw)["type"] == "summary"
     return found, finished
-
-
-def _summary(raw: bytes) -> bool:
-    """Whether this event is ripgrep's summary, its last (whose "type" follows its "data")."""
-    return (
-        bool(raw)
-        and not raw.startswith((_MATCH, _BEGIN, _END))
-        and (json.loads(raw)["type"] == "summary")
-    )
 
 
 def _raw(value: dict[str, Any]) -> bytes:

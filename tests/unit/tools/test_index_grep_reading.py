@@ -79,11 +79,11 @@ async def test_past_max_results_only_the_files_the_glob_keeps_are_counted(tmp_pa
 
 
 @pytest.mark.parametrize(("count_past", "more"), [(100_000, "29995"), (20_000, "20000+")])
-async def test_megabytes_of_matches_past_max_results_are_counted_a_batch_at_a_time(
+async def test_megabytes_of_matches_past_max_results_are_counted_over_many_reads(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, count_past: int, more: str
 ) -> None:
     """Some 6 MB of events, read in many chunks: every match past the five shown is
-    counted, up to the count's end, without reading an event whole."""
+    counted, up to the count's end, without decoding an event."""
     write(tmp_path, "a.txt", "hit\n" * 15_000)
     write(tmp_path, "b.txt", "hit\n" * 15_000)
     counting = CountingJson()
@@ -99,9 +99,9 @@ async def test_megabytes_of_matches_past_max_results_are_counted_a_batch_at_a_ti
 async def test_a_search_ripgrep_finished_answers_though_a_file_was_unreadable(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, lines: int
 ) -> None:
-    """ripgrep exits 2 when a file could not be read, after its summary: the answer is
-    what it found, whether the summary was read whole or only recognised (past the
-    matches shown, a batch at a time)."""
+    """ripgrep exits 2 when a file could not be read, after its summary (whose "type"
+    comes after its "data"): the answer is what it found, whether few events came
+    before the summary or thousands, over many reads."""
     rg = find_rg()
     assert rg is not None
     failing = write(tmp_path, "rg", f'#!/bin/sh\n{rg} "$@"\nexit 2\n')
