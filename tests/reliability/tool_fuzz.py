@@ -571,6 +571,12 @@ class Fuzz:
     ids: itertools.count[int] = field(default_factory=itertools.count)
     done: int = 0  # examples run
 
+    @property
+    def index_answering(self) -> bool:
+        """Whether its index is built and followed: searches answer from it now."""
+        index = self.service.in_force.index
+        return index is not None and index.ready and index.following
+
     async def turn(
         self, tool: str, raw: Raw, sibling_first: bool, park: bool
     ) -> tuple[str, list[str]]:
@@ -766,8 +772,7 @@ def fuzz_tool(
         if not last:  # not shrinking
             statuses[status] += 1
             report.count("examples")
-            index = fuzzes[indexed].service.in_force.index
-            if index is not None and index.ready and index.following:
+            if fuzzes[indexed].index_answering:
                 report.count("the index answering")
         if problems:
             last[:] = [(at, raw, problems)]
@@ -794,8 +799,7 @@ async def campaign(seed: int, scale: int, root: Path) -> list[Report]:
     propagate, logger.propagate = logger.propagate, False  # counted, not printed
     try:
         fuzzes = {False: await build(root / "plain"), True: await build(root / "indexed", True)}
-        index = fuzzes[True].service.in_force.index
-        answering = index is not None and index.ready and index.following
+        answering = fuzzes[True].index_answering
         loop = asyncio.get_running_loop()
         # Two tools at a time, each driven from a thread of its own: their turns overlap on
         # the event loop as two editors' would (and the subprocesses use both cores).

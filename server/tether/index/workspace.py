@@ -200,8 +200,6 @@ class WorkspaceIndex:
         names, in no order; None when the index
         cannot tell (not built, not told of changes, a pattern it cannot narrow, or a file
         it must leave to ripgrep's walk among them)."""
-        if not (self.ready and self.following) or self._db is None:
-            return None
         branches = required(pattern, ignore_case)
         if branches is None or (db := await self._answering()) is None:
             return None
