@@ -2,7 +2,9 @@
 
 ``grams`` is a contentless FTS5 table with the ``trigram`` tokenizer and ``detail=none``:
 it keeps, for each trigram, only which documents hold it (the smallest form, and all a
-candidate search needs; the text itself is read from the disk when it is searched).
+candidate search needs; the text itself is read from the disk when it is searched). A
+document is a file's distinct words (``literals.words``), not its text: the trigrams a
+search asks for all lie inside words, and FTS5's time goes by the text it is given.
 ``files`` maps each file (its workspace-relative path, as bytes: a name need not be
 UTF-8) to its document, with the size and mtime it had when it was read, and its kind;
 an index on (doc, kind) answers a search's join without reading the table itself.
@@ -21,9 +23,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
+from tether.index.literals import words
 from tether.index.symbols import Definition
 
-SCHEMA = 2
+SCHEMA = 3  # 3: a document holds the file's words (literals.words), not its text
 # text: indexed; binary: a NUL in its first 8 KB (ripgrep prints nothing of it); late: a
 # NUL further on (ripgrep prints what it met before it: left to ripgrep's own walk);
 # wide: UTF-16 with a BOM (ripgrep decodes it) and big: past the size cap, both searched
@@ -54,7 +57,11 @@ class Seen:
     mtime_ns: int
     size: int
     kind: Kind
-    text: str | None  # for a "text" or "late" file: what its trigrams are taken from
+    data: bytes | None  # a "text" or "late" file's bytes, whole
+
+    @property
+    def text(self) -> str | None:
+        return None if self.data is None else self.data.decode(errors="replace")
 
 
 class Database:
@@ -98,10 +105,10 @@ class Database:
             for file in seen:
                 dead += self._forget(file.rel)
                 doc = None
-                if file.text is not None:
+                if file.data is not None:
                     doc, next_doc = next_doc, next_doc + 1
                     self.db.execute(
-                        "INSERT INTO grams(rowid, body) VALUES (?, ?)", (doc, file.text)
+                        "INSERT INTO grams(rowid, body) VALUES (?, ?)", (doc, words(file.data))
                     )
                 self.db.execute(
                     "INSERT INTO files VALUES (?, ?, ?, ?, ?, 0)",

@@ -4,7 +4,7 @@ read of each file that classifies it as ripgrep would treat it.
 The files are exactly those ``tools.ignore.walk_files`` yields for the workspace (the
 reference for "a file of the workspace": .gitignore'd files, ``.git/`` and symbolic
 links left out). A file is read once, through the same non-blocking open of a regular
-file the tools use, and kept as its trigrams ("text") or as a kind that says how a
+file the tools use, and kept as its words' trigrams ("text") or as a kind that says how a
 search must treat it (see ``database.Kind``).
 """
 
@@ -75,8 +75,8 @@ def examine(root: Path, path: Path, cap: int = MAX_INDEXED_BYTES) -> Seen | None
         except OSError:
             return None
     whole = len(data) <= cap
-    text = data.decode(errors="replace") if whole and kind in ("text", "late") else None
-    return Seen(relative(root, path), status.st_mtime_ns, status.st_size, kind, text)
+    kept = data if whole and kind in ("text", "late") else None
+    return Seen(relative(root, path), status.st_mtime_ns, status.st_size, kind, kept)
 
 
 def _kind(data: bytes) -> Kind:
