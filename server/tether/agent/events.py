@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from typing import Any, Literal, Protocol
 
-from tether.history import RewindConflict
-from tether.models import Frozen, RewindWhat, SessionStatus, ToolStatus, TurnResult
+from tether.history import Rewound
+from tether.models import Frozen, SessionStatus, ToolStatus, TurnResult
 
 
 class TextUpdate(Frozen):
@@ -81,17 +81,10 @@ class UsageUpdate(Frozen):
     context_window: int | None = None
 
 
-class RewindUpdate(Frozen):
+class RewindUpdate(Rewound):
     """A turn was rewound (``tether.rewind``): what was put back, removed, left as it is."""
 
     kind: Literal["rewind"] = "rewind"
-    session: str
-    turn: int
-    what: RewindWhat
-    restored: list[str]
-    conflicts: list[RewindConflict]
-    removed: list[str]
-    notes: list[str]
 
 
 Update = (
