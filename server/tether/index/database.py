@@ -8,6 +8,8 @@ search asks for all lie inside words, and FTS5's time goes by the text it is giv
 ``files`` maps each file (its workspace-relative path, as bytes: a name need not be
 UTF-8) to its document, with the size and mtime it had when it was read, and its kind;
 an index on (doc, kind) answers a search's join without reading the table itself.
+``symbols`` holds each file's definitions, kept in the order of their paths (no index
+beside it: a third less room).
 
 A contentless table cannot delete a document without its old text, so a file that
 changes gets a new document and its old one is left behind, unreachable (no file names
@@ -26,7 +28,8 @@ from typing import Literal
 from tether.index.literals import words
 from tether.index.symbols import Definition
 
-SCHEMA = 3  # 3: a document holds the file's words (literals.words), not its text
+SCHEMA = 3  # 3: a document holds the file's words (literals.words), not its text; the
+# definitions are kept in the order of their files (no separate index by path)
 # text: indexed; binary: a NUL in its first 8 KB (ripgrep prints nothing of it); late: a
 # NUL further on (ripgrep prints what it met before it: left to ripgrep's own walk);
 # wide: UTF-16 with a BOM (ripgrep decodes it) and big: past the size cap, both searched
@@ -38,8 +41,9 @@ CREATE TABLE IF NOT EXISTS files(
     path BLOB PRIMARY KEY, doc INTEGER, mtime_ns INTEGER, size INTEGER, kind TEXT,
     parsed INTEGER NOT NULL DEFAULT 0
 ) WITHOUT ROWID;
-CREATE TABLE IF NOT EXISTS symbols(path BLOB, name TEXT, kind TEXT, line INTEGER);
-CREATE INDEX IF NOT EXISTS symbols_path ON symbols(path);
+CREATE TABLE IF NOT EXISTS symbols(
+    path BLOB, line INTEGER, name TEXT, kind TEXT, PRIMARY KEY(path, line, name)
+) WITHOUT ROWID;
 DROP INDEX IF EXISTS files_doc;
 CREATE INDEX IF NOT EXISTS files_doc_kind ON files(doc, kind);
 CREATE TABLE IF NOT EXISTS meta(key TEXT PRIMARY KEY, value TEXT) WITHOUT ROWID;
@@ -153,7 +157,7 @@ class Database:
             for rel, definitions in found:
                 self.db.execute("DELETE FROM symbols WHERE path = ?", (rel,))
                 self.db.executemany(
-                    "INSERT INTO symbols VALUES (?, ?, ?, ?)",
+                    "INSERT OR IGNORE INTO symbols(path, name, kind, line) VALUES (?, ?, ?, ?)",
                     [(rel, d.name, d.kind, d.line) for d in definitions],
                 )
                 self.db.execute("UPDATE files SET parsed = 1 WHERE path = ?", (rel,))

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import shutil
+import sqlite3
 from pathlib import Path
 
 import pytest
@@ -232,3 +233,25 @@ async def test_an_unreadable_index_is_built_anew(ws: Path, tmp_path: Path) -> No
     index = await built(ws, tmp_path / "index.sqlite3")
     assert index.ready
     assert "sub/b.py" in names(ws, await index.candidates("beta_marker", False))
+
+
+async def test_an_index_of_the_schema_before_is_built_anew(ws: Path, tmp_path: Path) -> None:
+    """Schema 2 kept each file's whole text: its trigrams across words ("a_m" yes, but
+    also "r =") and its definitions beside an index by path. Reopened, it is read again."""
+    old = sqlite3.connect(tmp_path / "index.sqlite3")
+    old.executescript(
+        "CREATE TABLE meta(key TEXT PRIMARY KEY, value TEXT) WITHOUT ROWID;"
+        "INSERT INTO meta VALUES ('schema', '2'), ('walked', 'yes');"
+        "CREATE TABLE symbols(path BLOB, name TEXT, kind TEXT, line INTEGER);"
+        "CREATE INDEX symbols_path ON symbols(path);"
+    )
+    old.close()
+    index = await built(ws, tmp_path / "index.sqlite3")
+    db = Database(tmp_path / "index.sqlite3")
+    assert db.meta("schema") == "3" and db.meta("walked") is None
+    assert (
+        db.db.execute("SELECT name FROM sqlite_master WHERE name = 'symbols_path'").fetchall() == []
+    )
+    assert "sub/b.py" in names(ws, await index.candidates("beta_marker", False))
+    db.close()
+    await index.close()
