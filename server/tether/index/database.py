@@ -77,6 +77,7 @@ class Database:
         self.db = sqlite3.connect(path, check_same_thread=False, isolation_level=None)
         self.db.execute("PRAGMA journal_mode=WAL")
         self.db.execute("PRAGMA synchronous=NORMAL")
+        self._count: int | None = None
         if self._meta("schema") not in (None, str(SCHEMA)):
             self.clear()
         self.db.executescript(_TABLES)
@@ -87,6 +88,7 @@ class Database:
 
     def clear(self) -> None:
         """Start again from nothing (a new schema, or too much garbage)."""
+        self._count = None
         self.db.executescript(
             "DROP TABLE IF EXISTS files; DROP TABLE IF EXISTS grams; DROP TABLE IF EXISTS meta;"
             "DROP TABLE IF EXISTS symbols;"
@@ -101,6 +103,7 @@ class Database:
     def put(self, seen: Sequence[Seen], gone: Iterable[bytes] = ()) -> None:
         """Record files read (replacing what was known of them) and drop files gone, in one
         transaction: a crash leaves the index as it was before or after, never between."""
+        self._count = None
         with self._transaction():
             next_doc = int(self._meta("next_doc") or 1)
             dead = 0
@@ -128,12 +131,22 @@ class Database:
         row = self.db.execute("DELETE FROM files WHERE path = ? RETURNING doc", (rel,)).fetchone()
         return 1 if row is not None and row[0] is not None else 0
 
-    def matching(self, branches: list[list[str]]) -> list[tuple[bytes, Kind]]:
-        """Files whose text holds every trigram of some branch, and those searched always."""
+    def matching(self, branches: list[list[str]], at_most: int) -> list[tuple[bytes, Kind]] | None:
+        """Files whose text holds every trigram of some branch, and those searched always;
+        None when there are more than ``at_most``."""
         query = " OR ".join(
             "(" + " AND ".join('"' + gram.replace('"', '""') + '"' for gram in branch) + ")"
             for branch in branches
         )
+        # Counted first, in the trigram table alone (a tenth of the time of naming them):
+        # the documents left behind by changed files count too, so this may say None a
+        # little early, never late.
+        documents = self.db.execute(
+            "SELECT count(*) FROM (SELECT rowid FROM grams WHERE grams MATCH ? LIMIT ?)",
+            (query, at_most + 1),
+        ).fetchone()[0]
+        if documents > at_most:
+            return None
         rows = self.db.execute(
             "SELECT f.path, f.kind FROM grams JOIN files AS f ON f.doc = grams.rowid "
             "WHERE grams MATCH ?",
@@ -142,6 +155,8 @@ class Database:
         rows += self.db.execute(
             "SELECT path, kind FROM files WHERE doc IS NULL AND kind != 'binary'"
         ).fetchall()
+        if len(rows) > at_most:
+            return None
         return [(bytes(path), kind) for path, kind in rows]
 
     def unparsed(self, limit: int) -> list[bytes]:
@@ -187,7 +202,10 @@ class Database:
         return [bytes(path) for (path,) in rows]
 
     def count(self) -> int:
-        return int(self.db.execute("SELECT count(*) FROM files").fetchone()[0])
+        """How many files it holds (counted once after each change: every search asks)."""
+        if self._count is None:
+            self._count = int(self.db.execute("SELECT count(*) FROM files").fetchone()[0])
+        return self._count
 
     def garbage(self) -> int:
         return int(self._meta("garbage") or 0)

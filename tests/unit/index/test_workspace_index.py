@@ -10,7 +10,8 @@ from pathlib import Path
 import pytest
 
 from tests.unit.tools import git, init_repo, write
-from tether.index.database import Database
+from tether.index import workspace
+from tether.index.database import Database, Seen
 from tether.index.reading import MAX_INDEXED_BYTES
 from tether.index.workspace import BATCH, WorkspaceIndex
 
@@ -255,3 +256,32 @@ async def test_an_index_of_the_schema_before_is_built_anew(ws: Path, tmp_path: P
     assert "sub/b.py" in names(ws, await index.candidates("beta_marker", False))
     db.close()
     await index.close()
+
+
+async def test_a_pattern_most_files_may_hold_is_left_to_ripgreps_walk(
+    ws: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Past ALWAYS_NARROWED candidates and MAX_SHARE of the files, ripgrep's walk (which
+    stops once its count is in) is as fast: the index says None."""
+    for n in range(12):
+        write(ws, f"many/m{n}.py", f"common_marker = {n}\n" + ("rare_marker\n" if n == 3 else ""))
+    monkeypatch.setattr(workspace, "ALWAYS_NARROWED", 2)
+    index = await built(ws, tmp_path / "index.sqlite3")  # 12 of the 18 files hold it
+    assert await index.candidates("common_marker", False) is None
+    always = {"big.txt", "wide.txt"}  # searched whatever the pattern
+    assert names(ws, await index.candidates("rare_marker", False)) == {"many/m3.py", *always}
+    monkeypatch.setattr(workspace, "ALWAYS_NARROWED", 14)
+    assert len(names(ws, await index.candidates("common_marker", False)) - always) == 12
+    await index.close()
+
+
+def test_the_count_of_files_follows_every_change(tmp_path: Path) -> None:
+    db = Database(tmp_path / "index.sqlite3")
+    assert db.count() == 0
+    db.put([Seen(b"a.py", 1, 3, "text", b"abc"), Seen(b"b.bin", 1, 3, "binary", None)])
+    assert db.count() == 2
+    db.put([], [b"a.py"])
+    assert db.count() == 1
+    db.clear()
+    assert db.count() == 0
+    db.close()
