@@ -2,7 +2,7 @@
 
 The index keeps of each file only its words (``words``): its distinct runs of ASCII
 letters, digits and "_" (its other characters, and how often each word comes, are left
-out: a fifth of the text, and of the time to index it). So a regex is read for those
+out: a fifth of the text, half the time to index it). So a regex is read for those
 runs: it becomes a list of branches (its top-level alternatives), each a list of
 lower-case trigrams of word characters that a line matching that branch must hold, and
 each of them lies inside one of the file's words. The reading is conservative by
