@@ -131,9 +131,12 @@ class Database:
         row = self.db.execute("DELETE FROM files WHERE path = ? RETURNING doc", (rel,)).fetchone()
         return 1 if row is not None and row[0] is not None else 0
 
-    def matching(self, branches: list[list[str]], at_most: int) -> list[tuple[bytes, Kind]] | None:
+    def matching(
+        self, branches: list[list[str]], at_least: int, share: float
+    ) -> list[tuple[bytes, Kind]] | None:
         """Files whose text holds every trigram of some branch, and those searched always;
-        None when there are more than ``at_most``."""
+        None when there are more than ``at_least`` and ``share`` of the files."""
+        at_most = max(at_least, int(share * self.count()))
         query = " OR ".join(
             "(" + " AND ".join('"' + gram.replace('"', '""') + '"' for gram in branch) + ")"
             for branch in branches

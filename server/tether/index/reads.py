@@ -30,9 +30,9 @@ def read(
     if define:
         db.put_definitions(
             [
-                (file.rel, definitions(file.text, _suffix(file.rel)))
+                (file.rel, definitions(text, _suffix(file.rel)))
                 for file in seen
-                if file.kind == "text" and file.text is not None
+                if file.kind == "text" and (text := file.text) is not None  # decoded once
             ]
         )
 
