@@ -107,3 +107,25 @@ async def test_at_the_next_start_only_what_changed_is_read(
     editors.append(again)
     assert "1/1 files read" in [getattr(r, "message", None) for r in await indexed(again)]
     assert "f3.py:1: value_3 = 'changed" in await grep(again, stub, "changed while tether")
+
+
+async def test_a_workspace_read_by_worker_processes_answers_through_a_clean_stream(
+    editors: list[Editor], stub: ProviderStub, workspace: Path, home: Path
+) -> None:
+    """Past ``FROM_FILES`` files the build and the definitions run in worker processes,
+    which inherit the server's standard output: a byte of theirs there would break the
+    editor's stream."""
+    from tether.index.workers import FROM_FILES
+
+    for n in range(FROM_FILES + 10):
+        (workspace / f"pkg{n % 20}").mkdir(exist_ok=True)
+        (workspace / f"pkg{n % 20}" / f"m{n}.py").write_text(f"def handler_{n}():\n    pass\n")
+    editor = await launch(workspace, server_env(stub, home))
+    editors.append(editor)
+    progress = await indexed(editor)
+    assert progress[-1].message == f"indexed {FROM_FILES + 10} files"
+    assert "pkg17/m1777.py:1: def handler_1777():" in await grep(editor, stub, "handler_1777")
+    stub.script(tool_calls(("index-symbols", {"query": "handler_2001"})), text("ok"))
+    await editor.run("where is it defined")
+    answer = [m for m in stub.requests[-1]["messages"] if m["role"] == "tool"][-1]
+    assert answer["content"] == "pkg1/m2001.py:1: function handler_2001"

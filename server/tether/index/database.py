@@ -25,7 +25,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
-from tether.index.literals import words
 from tether.index.symbols import Definition
 
 SCHEMA = 3  # 3: a document holds the file's words (literals.words), not its text; the
@@ -61,11 +60,7 @@ class Seen:
     mtime_ns: int
     size: int
     kind: Kind
-    data: bytes | None  # a "text" or "late" file's bytes, whole
-
-    @property
-    def text(self) -> str | None:
-        return None if self.data is None else self.data.decode(errors="replace")
+    words: str | None  # a "text" or "late" file's document: its words (``literals.words``)
 
 
 class Database:
@@ -112,10 +107,10 @@ class Database:
             for file in seen:
                 dead += self._forget(file.rel)
                 doc = None
-                if file.data is not None:
+                if file.words is not None:
                     doc, next_doc = next_doc, next_doc + 1
                     self.db.execute(
-                        "INSERT INTO grams(rowid, body) VALUES (?, ?)", (doc, words(file.data))
+                        "INSERT INTO grams(rowid, body) VALUES (?, ?)", (doc, file.words)
                     )
                 self.db.execute(
                     "INSERT INTO files VALUES (?, ?, ?, ?, ?, 0)",

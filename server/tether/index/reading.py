@@ -13,17 +13,39 @@ from __future__ import annotations
 import os
 import stat
 from collections.abc import Iterator
+from dataclasses import dataclass
 from pathlib import Path
 from typing import BinaryIO
 
 from tether.errors import ToolError
 from tether.index.database import Kind, Seen
+from tether.index.literals import words
 from tether.tools.ignore import excluded, walk_files
 from tether.tools.text import SNIFF_BYTES, open_regular
 
 MAX_INDEXED_BYTES = 2 * 2**20  # larger files are searched whole, every time
 _CHUNK = 2**20
 _WIDE_BOMS = (b"\xff\xfe", b"\xfe\xff")
+
+
+@dataclass(frozen=True)
+class File:
+    """One file as it was read, whole: how a search must treat it, and its bytes."""
+
+    rel: bytes  # workspace-relative, "/"-separated
+    mtime_ns: int
+    size: int
+    kind: Kind
+    data: bytes | None  # a "text" or "late" file's bytes, whole
+
+    @property
+    def text(self) -> str | None:
+        return None if self.data is None else self.data.decode(errors="replace")
+
+    def seen(self) -> Seen:
+        """What the index keeps of it: its words, not its bytes."""
+        kept = None if self.data is None else words(self.data)
+        return Seen(self.rel, self.mtime_ns, self.size, self.kind, kept)
 
 
 def relative(root: Path, path: Path) -> bytes:
@@ -59,7 +81,7 @@ def stamp(path: Path) -> tuple[int, int] | None:
     return (status.st_mtime_ns, status.st_size) if stat.S_ISREG(status.st_mode) else None
 
 
-def examine(root: Path, path: Path, cap: int = MAX_INDEXED_BYTES) -> Seen | None:
+def examine(root: Path, path: Path, cap: int = MAX_INDEXED_BYTES) -> File | None:
     """The file read and classified; None when it is gone or is no regular file."""
     try:
         stream = open_regular(path, path.name)
@@ -76,7 +98,7 @@ def examine(root: Path, path: Path, cap: int = MAX_INDEXED_BYTES) -> Seen | None
             return None
     whole = len(data) <= cap
     kept = data if whole and kind in ("text", "late") else None
-    return Seen(relative(root, path), status.st_mtime_ns, status.st_size, kind, kept)
+    return File(relative(root, path), status.st_mtime_ns, status.st_size, kind, kept)
 
 
 def _kind(data: bytes) -> Kind:

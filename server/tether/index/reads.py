@@ -1,10 +1,15 @@
-"""What the index reads of the disk, on a worker thread, into its database: a batch of
-files, the definitions of files not parsed yet, and the changes it was told of."""
+"""What the index reads of the disk into its database: a batch of files, the definitions
+of files not parsed yet, and the changes it was told of.
+
+``examined`` and ``defined`` only read and compute (no database): they run on a worker
+thread, or for a long pass in a worker process (``workers``); ``record`` and
+``put_definitions`` write what they return.
+"""
 
 from __future__ import annotations
 
-import os
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 
 from tether.index.database import Database, Seen
@@ -12,41 +17,66 @@ from tether.index.reading import absolute, belongs, examine, relative
 from tether.index.symbols import Definition, definitions, supported
 from tether.tools.ignore import enters, walk_files
 
+Defined = list[tuple[bytes, list[Definition]]]  # files' definitions, by their names
+
+
+@dataclass(frozen=True)
+class Batch:
+    """Files read: what the index keeps of each, the names of those gone meanwhile, and
+    (when asked for) their definitions."""
+
+    seen: list[Seen]
+    lost: list[bytes]
+    defined: Defined | None
+
+
+def examined(root: Path, paths: Sequence[Path], define: bool = False) -> Batch:
+    """Read ``paths``; ``define``: take their definitions too."""
+    seen: list[Seen] = []
+    lost: list[bytes] = []
+    found: Defined = []
+    for path in paths:
+        file = examine(root, path)
+        if file is None:
+            lost.append(relative(root, path))
+            continue
+        seen.append(file.seen())
+        if define and file.kind == "text" and (text := file.text) is not None:
+            found.append((file.rel, definitions(text, path.suffix)))
+    return Batch(seen, lost, found if define else None)
+
+
+def record(db: Database, batch: Batch, gone: Iterable[bytes] = ()) -> None:
+    """Write a batch read, and drop ``gone``."""
+    db.put(batch.seen, [*gone, *batch.lost])
+    if batch.defined is not None:
+        db.put_definitions(batch.defined)
+
 
 def read(
     root: Path, db: Database, paths: list[Path], gone: Iterable[bytes] = (), define: bool = False
 ) -> None:
     """Read ``paths`` into the index and drop ``gone``; ``define``: take the files'
     definitions now too (a few files changed, rather than the whole build)."""
-    seen: list[Seen] = []
-    lost: list[bytes] = list(gone)
-    for path in paths:
-        file = examine(root, path)
-        if file is None:
-            lost.append(relative(root, path))
-        else:
-            seen.append(file)
-    db.put(seen, lost)
-    if define:
-        db.put_definitions(
-            [
-                (file.rel, definitions(text, _suffix(file.rel)))
-                for file in seen
-                if file.kind == "text" and (text := file.text) is not None  # decoded once
-            ]
-        )
+    record(db, examined(root, paths, define), gone)
+
+
+def defined(root: Path, rels: Sequence[bytes]) -> Defined:
+    """The definitions of the files ``rels`` (none for a file gone, or in no language the
+    index parses)."""
+    found: Defined = []
+    for rel in rels:
+        path = absolute(root, rel)
+        file = examine(root, path) if supported(path.name) else None
+        text = file.text if file is not None else None
+        found.append((rel, definitions(text, path.suffix) if text is not None else []))
+    return found
 
 
 def define_batch(root: Path, db: Database, size: int) -> int:
     """Take the definitions of up to ``size`` files not parsed yet; how many there were."""
     batch = db.unparsed(size)
-    found: list[tuple[bytes, list[Definition]]] = []
-    for rel in batch:
-        path = absolute(root, rel)
-        file = examine(root, path) if supported(path.name) else None
-        text = file.text if file is not None else None
-        found.append((rel, definitions(text, path.suffix) if text is not None else []))
-    db.put_definitions(found)
+    db.put_definitions(defined(root, batch))
     return len(batch)
 
 
@@ -69,7 +99,3 @@ def apply(root: Path, db: Database, paths: set[Path]) -> set[bytes]:
             keep += walk_files(root, path)  # a directory moved or made here
     read(root, db, keep, dropped, define=True)
     return told
-
-
-def _suffix(rel: bytes) -> str:
-    return os.path.splitext(os.fsdecode(rel))[1]

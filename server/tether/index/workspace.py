@@ -25,12 +25,13 @@ import time
 from collections.abc import Iterable
 from pathlib import Path
 
-from tether.index import freshness, reads
+from tether.index import freshness, reads, workers
 from tether.index.database import Database
 from tether.index.literals import required
 from tether.index.progress import NoProgress, Progress
 from tether.index.reading import absolute, relative
 from tether.index.symbols import definitions, like, rank, supported
+from tether.index.workers import FROM_FILES
 from tether.tools.base import SymbolHit
 
 log = logging.getLogger(__name__)
@@ -116,14 +117,25 @@ class WorkspaceIndex:
 
     async def _define(self, progress: Progress) -> None:
         """Take the definitions of every text file in a language the index parses, after the
-        trigrams (searches use the index meanwhile), a batch at a time."""
-        while self._db is not None and not self._closing:
-            db = self._db
-            async with self._lock:
-                done = await asyncio.to_thread(reads.define_batch, self.root, db, BATCH)
-            if not done:
-                break
-            progress.report(f"definitions of {done} more files taken", 100)
+        trigrams (searches use the index meanwhile), a batch at a time: in worker
+        processes when there are many."""
+        async with self._lock:
+            if self._db is None:
+                return
+            many = len(await asyncio.to_thread(self._db.unparsed, FROM_FILES)) == FROM_FILES
+        pool = workers.Workers(workers.cores()) if many else None
+        try:
+            while (db := self._db) is not None and not self._closing:
+                async with self._lock:
+                    if self._db is not db:
+                        return  # closed meanwhile
+                    done = await workers.define(self.root, db, BATCH, pool)
+                if not done:
+                    break
+                progress.report(f"definitions of {done} more files taken", 100)
+        finally:
+            if pool is not None:
+                await pool.close()
         self.defined = True
 
     async def _build(self, progress: Progress, define: bool = False) -> None:
@@ -136,14 +148,20 @@ class WorkspaceIndex:
         found, git = await freshness.stale(self.root, db, also)  # the database's reads: a thread
         walked = time.perf_counter()
         read = found.read
-        for start in range(0, max(len(read), 1), BATCH):
-            if self._closing:
-                return  # what is read is committed; the next start reads the rest
-            batch = read[start : start + BATCH]
-            gone = found.gone if start == 0 else ()
-            await asyncio.to_thread(reads.read, self.root, db, batch, gone, define)
-            done = min(start + BATCH, len(read))
+
+        def going_on(done: int) -> bool:
             progress.report(f"{done}/{len(read)} files read", 100 * done // max(len(read), 1))
+            return not self._closing  # what is read is committed; the next start reads the rest
+
+        batches = [read[start : start + BATCH] for start in range(0, max(len(read), 1), BATCH)]
+        pool = workers.Workers(1) if len(read) >= FROM_FILES else None
+        try:
+            await workers.read(self.root, db, batches, found.gone, define, pool, going_on)
+        finally:
+            if pool is not None:
+                await pool.close()
+        if self._closing:
+            return
         await asyncio.to_thread(freshness.record, self.root, db, git)
         self.last_build = {
             "files": found.files,

@@ -278,7 +278,7 @@ async def test_a_pattern_most_files_may_hold_is_left_to_ripgreps_walk(
 def test_the_count_of_files_follows_every_change(tmp_path: Path) -> None:
     db = Database(tmp_path / "index.sqlite3")
     assert db.count() == 0
-    db.put([Seen(b"a.py", 1, 3, "text", b"abc"), Seen(b"b.bin", 1, 3, "binary", None)])
+    db.put([Seen(b"a.py", 1, 3, "text", "abc"), Seen(b"b.bin", 1, 3, "binary", None)])
     assert db.count() == 2
     db.put([], [b"a.py"])
     assert db.count() == 1

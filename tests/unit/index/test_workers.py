@@ -1,0 +1,124 @@
+"""Worker processes for a long pass: the same index as the server's threads build, nothing
+printed to the editor's channel, and a worker that dies costs its batch only."""
+
+from __future__ import annotations
+
+import logging
+import os
+import sqlite3
+from collections.abc import Callable
+from concurrent.futures import ProcessPoolExecutor
+from concurrent.futures.process import BrokenProcessPool
+from pathlib import Path
+
+import pytest
+
+from tests.support import dying
+from tests.unit.tools import write
+from tether.index import reads, workers, workspace
+from tether.index.reading import MAX_INDEXED_BYTES
+from tether.index.workspace import WorkspaceIndex
+
+
+@pytest.fixture
+def tree(tmp_path: Path) -> Path:
+    root = (tmp_path / "tree").resolve()
+    for n in range(30):
+        write(root, f"pkg{n % 3}/m{n}.py", f"class Thing{n}:\n    def run_{n}(self): pass\n")
+        write(root, f"notes/n{n}.txt", f"marker_{n} and shared_word\n")
+    write(root, "image.bin", b"\x00marker_1")
+    write(root, "late.txt", b"marker_2\n" + b"x" * 9000 + b"\x00")
+    write(root, "big.txt", "y" * (MAX_INDEXED_BYTES + 1))
+    write(root, "app.ts", "export function startApp(): void {}\n")
+    return root
+
+
+def content(path: Path) -> tuple[list[tuple[object, ...]], ...]:
+    db = sqlite3.connect(path)
+    try:
+        tables = (
+            "SELECT path, doc IS NULL, mtime_ns, size, kind, parsed FROM files ORDER BY path",
+            "SELECT path, line, name, kind FROM symbols ORDER BY path, line, name",
+        )
+        return tuple(db.execute(sql).fetchall() for sql in tables)
+    finally:
+        db.close()
+
+
+async def build(tree: Path, path: Path) -> WorkspaceIndex:
+    index = WorkspaceIndex(tree, path)
+    await index.build()
+    index.follow()
+    return index
+
+
+async def test_workers_build_the_index_the_servers_threads_build(
+    tree: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    threads = await build(tree, tmp_path / "threads.sqlite3")
+    monkeypatch.setattr(workspace, "FROM_FILES", 1)
+    monkeypatch.setattr(workspace, "BATCH", 7)  # several batches, some read ahead
+    started: list[int] = []
+    monkeypatch.setattr(workers.Workers, "_start", _counting(started))
+    processes = await build(tree, tmp_path / "processes.sqlite3")
+    assert started == [1, workers.cores()]  # one reads for the build, the cores parse
+    for pattern in ("marker_7", "shared_word", "Thing1", r"run_\d+"):
+        found = await processes.candidates(pattern, False)
+        assert found is not None
+        assert sorted(found) == sorted(await threads.candidates(pattern, False) or [])
+    symbols = await processes.symbols("startApp", None, tree, {})
+    assert [(hit.name, hit.kind) for hit in symbols or []] == [("startApp", "function")]
+    await threads.close()
+    await processes.close()
+    assert content(tmp_path / "processes.sqlite3") == content(tmp_path / "threads.sqlite3")
+
+
+def _counting(started: list[int]) -> Callable[[workers.Workers], ProcessPoolExecutor]:
+    """``Workers._start``, noting how many workers each pool has."""
+    start = workers.Workers._start
+
+    def counted(self: workers.Workers) -> ProcessPoolExecutor:
+        started.append(self.count)
+        return start(self)
+
+    return counted
+
+
+async def test_nothing_a_worker_prints_reaches_the_servers_standard_output(
+    capfd: pytest.CaptureFixture[str],
+) -> None:
+    pool = workers.Workers(1)
+    try:
+        await pool.run(print, "a worker's print, meant for no one")
+        await pool.run(os.write, 1, b"and a write to its fd 1\n")
+    finally:
+        await pool.close()
+    assert capfd.readouterr().out == ""
+
+
+async def test_a_worker_that_dies_is_replaced_for_the_next_call() -> None:
+    pool = workers.Workers(1)
+    try:
+        with pytest.raises(BrokenProcessPool):
+            await pool.run(dying.dies)
+        assert await pool.run(sum, [1, 2, 3]) == 6
+    finally:
+        await pool.close()
+
+
+async def test_files_whose_parser_died_keep_no_definitions_and_the_pass_goes_on(
+    tree: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    monkeypatch.setattr(workspace, "FROM_FILES", 1)
+    monkeypatch.setattr(reads, "defined", dying.dies)  # handed to the workers by name
+    with caplog.at_level(logging.WARNING, logger=workers.__name__):
+        index = await build(tree, tmp_path / "index.sqlite3")
+    assert index.defined
+    assert await index.symbols("Thing1", None, tree, {}) == []
+    assert "they keep no definitions" in caplog.text
+    assert await index.candidates("Thing1", False) is not None  # the trigrams are all in
+    await index.close()
+    parsed = sqlite3.connect(tmp_path / "index.sqlite3").execute(
+        "SELECT count(*) FROM files WHERE kind = 'text' AND parsed = 0"
+    )
+    assert parsed.fetchone()[0] == 0
