@@ -5,18 +5,18 @@ In the server, reading the files, taking their words and parsing them share one 
 the writes, and an FTS5 insert makes no progress while Python runs on another thread
 (measured), so a pass on the server's threads uses one core. A pass over ``FROM_FILES``
 files or more reads them in worker processes instead: one reads the next batches while
-the server writes the last (the writes are the longer part), and as many as there are
-cores parse for the definitions. On the bench's big tree (41,394 files, 2 cores, side
+the server writes the last (the writes are the longer part), and one per core (up to
+four) parses for the definitions. On the bench's big tree (41,394 files, 2 cores, side
 by side) the index was searchable after 8.2 to 10.8 s instead of 11.5, its definitions
 taken in 15 s instead of 29.
 
 The workers are started for the pass (``spawn``: the same on every platform) and stopped
-and reaped after it. A worker's standard output is the server's, inherited: ``quiet`` points it at
-the null device before the worker runs anything of ours, so nothing it prints can reach
-the editor (its standard input multiprocessing closes). A worker that dies (a parser
-crashing on a file) costs its batch only: a batch read is read again on a thread, the
-files of a batch parsed are recorded with no definitions, and a new worker takes the
-next.
+and reaped after it. A worker's standard output is the server's, inherited: ``quiet``
+points it at the null device before the worker runs anything of ours, so nothing it
+prints can reach the editor (its standard input multiprocessing closes). A worker that
+dies (a parser crashing on a file) costs the batches it had: those being read are read
+again on a thread without their definitions (the definitions pass takes them up), those
+being parsed are recorded with none, and new workers take the next.
 """
 
 from __future__ import annotations
@@ -124,8 +124,7 @@ async def _examined(workers: Workers, root: Path, paths: list[Path], define: boo
         return await workers.run(reads.examined, root, paths, define)
     except BrokenProcessPool:
         log.warning("a worker reading %d files died; they are read again here", len(paths))
-        # Without their definitions, should its parser have been what died: the next
-        # build's definitions pass takes them (in a worker, for many).
+        # Without their definitions: its parser may be what died.
         return await asyncio.to_thread(reads.examined, root, paths, False)
 
 

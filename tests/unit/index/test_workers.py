@@ -10,14 +10,18 @@ from collections.abc import Callable
 from concurrent.futures import ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
 from pathlib import Path
+from typing import TypeVar
 
 import pytest
 
 from tests.support import dying
 from tests.unit.tools import write
 from tether.index import reads, workers, workspace
-from tether.index.reading import MAX_INDEXED_BYTES
+from tether.index.database import Database
+from tether.index.reading import MAX_INDEXED_BYTES, relative
 from tether.index.workspace import WorkspaceIndex
+
+T = TypeVar("T")
 
 
 @pytest.fixture
@@ -122,3 +126,35 @@ async def test_files_whose_parser_died_keep_no_definitions_and_the_pass_goes_on(
         "SELECT count(*) FROM files WHERE kind = 'text' AND parsed = 0"
     )
     assert parsed.fetchone()[0] == 0
+
+
+class DiesOnce(workers.Workers):
+    """Workers whose first call kills its worker for real, as a parser crashing would."""
+
+    died = False
+
+    async def run(self, function: Callable[..., T], *args: object) -> T:
+        if not self.died:
+            self.died = True
+            await super().run(dying.dies)
+        return await super().run(function, *args)
+
+
+async def test_batches_whose_reader_died_are_read_again_without_their_definitions(
+    tree: Path, tmp_path: Path
+) -> None:
+    paths = sorted(tree.rglob("*.py"))
+    batches = [paths[:10], paths[10:20], paths[20:]]
+    db = Database(tmp_path / "index.sqlite3")
+    pool = DiesOnce(1)
+    try:
+        await workers.read(tree, db, batches, (), True, pool, lambda done: True)
+    finally:
+        await pool.close()
+    assert pool.died
+    parsed = dict(db.db.execute("SELECT path, parsed FROM files").fetchall())
+    first, second = ({relative(tree, path) for path in batch} for batch in batches[:2])
+    assert len(parsed) == len(paths)
+    # The batches in flight when it died (the one read ahead too) keep no definitions.
+    assert first <= {bytes(rel) for rel, done in parsed.items() if not done} <= first | second
+    db.close()
