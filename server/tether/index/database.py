@@ -164,6 +164,13 @@ class Database:
         )
         return [bytes(path) for (path,) in rows]
 
+    def definitions_taken(self) -> tuple[int, int]:
+        """How many text files' definitions have been taken, and of how many."""
+        files, done = self.db.execute(
+            "SELECT count(*), total(parsed) FROM files WHERE kind = 'text'"
+        ).fetchone()
+        return int(done), int(files)
+
     def put_definitions(self, found: Sequence[tuple[bytes, Sequence[Definition]]]) -> None:
         """Record files' definitions (replacing what was known of them), in one transaction."""
         with self._transaction():

@@ -32,7 +32,7 @@ from tether.index.progress import NoProgress, Progress
 from tether.index.reading import absolute, relative
 from tether.index.symbols import definitions, like, rank, supported
 from tether.index.workers import FROM_FILES
-from tether.tools.base import SymbolHit
+from tether.tools.base import SymbolHit, Symbols
 
 log = logging.getLogger(__name__)
 BATCH = 400  # files read and committed at a time while building
@@ -54,7 +54,7 @@ class WorkspaceIndex:
         self.root = workspace
         self.path = path
         self.ready = False  # built and up to date with the disk as last walked
-        self.defined = False  # every text file's definitions taken (index-symbols answers)
+        self.defined = False  # every text file's definitions taken (else: answers say how many)
         self.following = False  # every change is being told (else: not trusted)
         self.last_build: dict[str, float | bool] = {}  # what the last walk did, for the bench
         self._db: Database | None = None
@@ -249,17 +249,16 @@ class WorkspaceIndex:
 
     async def symbols(
         self, query: str, kind: str | None, under: Path, live: dict[Path, str]
-    ) -> list[SymbolHit] | None:
-        """Definitions matching ``query``, best first (see ``symbols.rank``)."""
-        if not (self.defined and self.following) or self._db is None:
+    ) -> Symbols | None:
+        """Definitions matching ``query``, best first (see ``symbols.rank``), from the files
+        whose definitions are taken so far (while the pass goes on: it says how far)."""
+        if (db := await self._answering()) is None:
             return None
-        if not await self._caught_up():
-            return None
-        await self.refresh()
-        db = self._db
         prefix = None if under == self.root else relative(self.root, under)
+        defined = self.defined
         async with self._lock:
             rows = await asyncio.to_thread(db.symbols, like(query), kind, prefix, MAX_SYMBOL_ROWS)
+            done, files = (0, 0) if defined else await asyncio.to_thread(db.definitions_taken)
         hits = [
             SymbolHit(absolute(self.root, rel), line, found_kind, name)
             for rel, name, found_kind, line in rows
@@ -272,7 +271,7 @@ class WorkspaceIndex:
                         hits.append(SymbolHit(path, found.line, found.kind, found.name))
         ranked = [(score, hit) for hit in hits if (score := rank(query, hit.name)) is not None]
         ranked.sort(key=lambda pair: (pair[0], str(pair[1].path), pair[1].line))
-        return [hit for _, hit in ranked]
+        return Symbols([hit for _, hit in ranked], files - done, files)
 
     async def _caught_up(self) -> bool:
         """Whether the index has caught up with every change tether made itself, waiting

@@ -103,6 +103,16 @@ class SymbolHit:
     name: str
 
 
+@dataclass(frozen=True)
+class Symbols:
+    """What the index found for a query, best first, and how many text files of the
+    workspace's ``files`` are ``unread``: its pass taking their definitions is not over."""
+
+    hits: list[SymbolHit]
+    unread: int = 0
+    files: int = 0
+
+
 class Index(Protocol):
     """The workspace index (``tether.index``): which files a regex can match at all, and
     the definitions in the workspace."""
@@ -122,10 +132,11 @@ class Index(Protocol):
 
     async def symbols(
         self, query: str, kind: str | None, under: Path, live: dict[Path, str]
-    ) -> list[SymbolHit] | None:
+    ) -> Symbols | None:
         """Definitions whose names match ``query`` (fuzzily), best first, in files under
-        ``under``; ``live``: open documents' text, read instead of the disk. None: the
-        index has no definitions yet."""
+        ``under``, of the files whose definitions the index has taken so far; ``live``:
+        open documents' text, read instead of the disk. None: the index cannot answer
+        (off, not built, or not told of changes)."""
         ...
 
     def unsure(self) -> None:
@@ -152,7 +163,7 @@ class NoIndex:
 
     async def symbols(
         self, query: str, kind: str | None, under: Path, live: dict[Path, str]
-    ) -> list[SymbolHit] | None:
+    ) -> Symbols | None:
         return None
 
 

@@ -62,14 +62,23 @@ class IndexSymbols:
         for path in ctx.documents.open_paths():
             if ctx.inside(path) and (text := await live_text(ctx, path)) is not None:
                 live[path] = text
-        hits = await ctx.index.symbols(params.query, params.kind, top, live)
-        if hits is None:
+        found = await ctx.index.symbols(params.query, params.kind, top, live)
+        if found is None:
             raise ToolError(
-                "the workspace index has no definitions yet (it is being built, or is off: "
-                "tools.index); search with index-grep for now, e.g. 'def NAME|class NAME'"
+                "the workspace index is not built yet (or is off: tools.index); search with "
+                "index-grep for now, e.g. 'def NAME|class NAME'"
             )
+        hits = found.hits
+        # While the index is still taking the files' definitions, what it has so far, said so.
+        partial = (
+            f"the index has taken the definitions of {found.files - found.unread:,} of "
+            f"{found.files:,} files so far; more may match: index-grep searches every file"
+            if found.unread
+            else ""
+        )
         if not hits:
-            return f"no definitions matching {quoted(params.query)!r} in {named(ctx, top)}"
+            none = f"no definitions matching {quoted(params.query)!r} in {named(ctx, top)}"
+            return f"{none}; {partial}" if partial else none
         lines = [
             f"{named(ctx, hit.path)}:{hit.line}: {hit.kind} {hit.name}"
             for hit in hits[: params.max_results]
@@ -77,4 +86,6 @@ class IndexSymbols:
         if len(hits) > params.max_results:
             more = len(hits) - params.max_results
             lines.append(f"[{more} more definitions match; narrow with kind or path]")
+        if partial:
+            lines.append(f"[{partial}]")
         return "\n".join(lines)

@@ -20,6 +20,7 @@ from tether.index import reads, workers, workspace
 from tether.index.database import Database
 from tether.index.reading import MAX_INDEXED_BYTES, relative
 from tether.index.workspace import WorkspaceIndex
+from tether.tools.base import Symbols
 
 T = TypeVar("T")
 
@@ -71,7 +72,8 @@ async def test_workers_build_the_index_the_servers_threads_build(
         assert found is not None
         assert sorted(found) == sorted(await threads.candidates(pattern, False) or [])
     symbols = await processes.symbols("startApp", None, tree, {})
-    assert [(hit.name, hit.kind) for hit in symbols or []] == [("startApp", "function")]
+    assert symbols is not None
+    assert [(hit.name, hit.kind) for hit in symbols.hits] == [("startApp", "function")]
     await threads.close()
     await processes.close()
     assert content(tmp_path / "processes.sqlite3") == content(tmp_path / "threads.sqlite3")
@@ -118,7 +120,7 @@ async def test_files_whose_parser_died_keep_no_definitions_and_the_pass_goes_on(
     with caplog.at_level(logging.WARNING, logger=workers.__name__):
         index = await build(tree, tmp_path / "index.sqlite3")
     assert index.defined
-    assert await index.symbols("Thing1", None, tree, {}) == []
+    assert await index.symbols("Thing1", None, tree, {}) == Symbols([])
     assert "they keep no definitions" in caplog.text
     assert await index.candidates("Thing1", False) is not None  # the trigrams are all in
     await index.close()

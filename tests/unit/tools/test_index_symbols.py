@@ -96,3 +96,29 @@ async def test_without_an_index_it_says_what_to_use(ws: Path) -> None:
 async def test_like_wildcards_in_a_query_are_plain_characters(ws: Path, tmp_path: Path) -> None:
     ctx = await indexed(ws, tmp_path)
     assert "no definitions matching" in await call(SYMBOLS, ctx, query="%_\\")
+
+
+async def test_while_definitions_are_being_taken_it_answers_what_it_has_and_says_so(
+    ws: Path, tmp_path: Path
+) -> None:
+    index = WorkspaceIndex(ws, tmp_path / "index.sqlite3")
+    await index.build(define=False)  # searchable; the definitions pass has not run
+    index.follow()
+    buffers = Buffers({ws / "pkg/util.py": "def edited_here():\n    pass\n"})
+    ctx = replace(context(ws, buffers), index=index)
+    assert await call(SYMBOLS, ctx, query="edited_here") == (
+        "pkg/util.py:1: function edited_here\n"
+        "[the index has taken the definitions of 0 of 4 files so far; more may match: "
+        "index-grep searches every file]"
+    )
+    write(ws, "pkg/new.py", "class JustWritten:\n    pass\n")
+    index.changed([ws / "pkg/new.py"])  # a changed file is defined before the next query
+    assert (await call(SYMBOLS, ctx, query="JustWritten")).startswith(
+        "pkg/new.py:1: class JustWritten\n[the index has taken the definitions of 1 of 5"
+    )
+    assert await call(SYMBOLS, ctx, query="HeaderParser") == (
+        "no definitions matching 'HeaderParser' in .; the index has taken the definitions "
+        "of 1 of 5 files so far; more may match: index-grep searches every file"
+    )
+    await index.build()
+    assert await call(SYMBOLS, ctx, query="HeaderParser") == "pkg/parser.py:1: class HeaderParser"
