@@ -65,8 +65,9 @@ class IndexSymbols:
         found = await ctx.index.symbols(params.query, params.kind, top, live)
         if found is None:
             raise ToolError(
-                "the workspace index is not built yet (or is off: tools.index); search with "
-                "index-grep for now, e.g. 'def NAME|class NAME'"
+                "the workspace index cannot answer now (it is being built, no watch of the "
+                "files runs, or it is off: tools.index); search with index-grep for now, e.g. "
+                "'def NAME|class NAME'"
             )
         hits = found.hits
         # While the index is still taking the files' definitions, what it has so far, said so.
