@@ -8,7 +8,7 @@ import time
 from pathlib import Path
 
 from bench.harness import Harness, NoopParams, NoopTool, Spec
-from bench.timing import Row, interleaved, ms, ratio, us
+from bench.timing import Row, children_cpu, interleaved, ms, ratio, us
 from tether.index.workspace import WorkspaceIndex
 from tether.tools.builtin import builtin_tools
 
@@ -50,10 +50,10 @@ async def concurrent_vs_serial(
 
     async def together() -> float:
         reply = h.store_reply(READS)
-        start, used, used_sub = time.perf_counter(), time.process_time(), _children_cpu()
+        start, used, used_sub = time.perf_counter(), time.process_time(), children_cpu()
         await h.dispatch(reply)
         cpu.append(time.process_time() - used)
-        sub.append(_children_cpu() - used_sub)
+        sub.append(children_cpu() - used_sub)
         return time.perf_counter() - start
 
     async def one_at_a_time() -> float:
@@ -106,12 +106,6 @@ async def concurrent_vs_serial(
         for spec, t, c in zip(READS, single, own, strict=True)
     ]
     return row, details
-
-
-def _children_cpu() -> float:
-    """CPU seconds used by this process's finished subprocesses (10 ms ticks on Linux)."""
-    times = os.times()
-    return times.children_user + times.children_system
 
 
 async def overhead(workspace: Path, state: Path, reps: int) -> Row:

@@ -20,7 +20,7 @@ import time
 from dataclasses import replace
 from pathlib import Path
 
-from bench.timing import Row, interleaved, ms, ratio
+from bench.timing import Row, children_cpu, interleaved, ms, ratio
 from tether.config import Settings
 from tether.index.workspace import WorkspaceIndex
 from tether.tools.base import NoDocuments, ToolContext
@@ -102,16 +102,10 @@ async def _cold_build(index: WorkspaceIndex, define: bool) -> tuple[float, float
     """Its wall time and the CPU time it took in the server and in its workers (a loaded
     machine stretches the first); ``define``: the definitions too (not under --quick: the
     rows need only the trigrams)."""
-    start, cpu, workers = time.perf_counter(), time.process_time(), _children_cpu()
+    start, cpu, workers = time.perf_counter(), time.process_time(), children_cpu()
     await index.build(define=define)
     took = time.perf_counter() - start
-    return took, time.process_time() - cpu, _children_cpu() - workers
-
-
-def _children_cpu() -> float:
-    """CPU seconds of the finished subprocesses: the workers of a long pass, once reaped."""
-    times = os.times()
-    return times.children_user + times.children_system
+    return took, time.process_time() - cpu, children_cpu() - workers
 
 
 async def _rg_once(rg: str, tree: Path, pattern: str) -> float:

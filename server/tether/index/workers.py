@@ -22,12 +22,13 @@ being parsed are recorded with none, and new workers take the next.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 import multiprocessing
 import os
 import sys
 from collections import deque
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import AsyncIterator, Callable, Iterable, Sequence
 from concurrent.futures import ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
 from pathlib import Path
@@ -73,6 +74,18 @@ class Workers:
         """Stop the workers once their batches are done (the next are not started), and
         reap them."""
         await asyncio.to_thread(self._pool.shutdown, wait=True, cancel_futures=True)
+
+
+@contextlib.asynccontextmanager
+async def for_pass(files: int, count: int) -> AsyncIterator[Workers | None]:
+    """``count`` workers for a pass over ``files`` files (none under ``FROM_FILES``: the
+    pass runs on threads), stopped and reaped after it however it ends."""
+    workers = Workers(count) if files >= FROM_FILES else None
+    try:
+        yield workers
+    finally:
+        if workers is not None:
+            await workers.close()
 
 
 def quiet() -> None:

@@ -31,7 +31,6 @@ from tether.index.literals import required
 from tether.index.progress import NoProgress, Progress
 from tether.index.reading import absolute, relative
 from tether.index.symbols import definitions, like, rank, supported
-from tether.index.workers import FROM_FILES
 from tether.tools.base import SymbolHit, Symbols
 
 log = logging.getLogger(__name__)
@@ -122,20 +121,16 @@ class WorkspaceIndex:
         async with self._lock:
             if self._db is None:
                 return
-            many = len(await asyncio.to_thread(self._db.unparsed, FROM_FILES)) == FROM_FILES
-        pool = workers.Workers(workers.cores()) if many else None
-        try:
+            done, files = await asyncio.to_thread(self._db.definitions_taken)
+        async with workers.for_pass(files - done, workers.cores()) as pool:
             while (db := self._db) is not None and not self._closing:
                 async with self._lock:
                     if self._db is not db:
                         return  # closed meanwhile
-                    done = await workers.define(self.root, db, BATCH, pool)
-                if not done:
+                    taken = await workers.define(self.root, db, BATCH, pool)
+                if not taken:
                     break
-                progress.report(f"definitions of {done} more files taken", 100)
-        finally:
-            if pool is not None:
-                await pool.close()
+                progress.report(f"definitions of {taken} more files taken", 100)
         self.defined = True
 
     async def _build(self, progress: Progress, define: bool = False) -> None:
@@ -154,12 +149,8 @@ class WorkspaceIndex:
             return not self._closing  # what is read is committed; the next start reads the rest
 
         batches = [read[start : start + BATCH] for start in range(0, max(len(read), 1), BATCH)]
-        pool = workers.Workers(1) if len(read) >= FROM_FILES else None
-        try:
+        async with workers.for_pass(len(read), 1) as pool:
             await workers.read(self.root, db, batches, found.gone, define, pool, going_on)
-        finally:
-            if pool is not None:
-                await pool.close()
         if self._closing:
             return
         await asyncio.to_thread(freshness.record, self.root, db, git)

@@ -61,7 +61,7 @@ async def test_workers_build_the_index_the_servers_threads_build(
     tree: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     threads = await build(tree, tmp_path / "threads.sqlite3")
-    monkeypatch.setattr(workspace, "FROM_FILES", 1)
+    monkeypatch.setattr(workers, "FROM_FILES", 1)
     monkeypatch.setattr(workspace, "BATCH", 7)  # several batches, some read ahead
     started: list[int] = []
     monkeypatch.setattr(workers.Workers, "_start", _counting(started))
@@ -115,7 +115,7 @@ async def test_a_worker_that_dies_is_replaced_for_the_next_call() -> None:
 async def test_files_whose_parser_died_keep_no_definitions_and_the_pass_goes_on(
     tree: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
 ) -> None:
-    monkeypatch.setattr(workspace, "FROM_FILES", 1)
+    monkeypatch.setattr(workers, "FROM_FILES", 1)
     monkeypatch.setattr(reads, "defined", dying.dies)  # handed to the workers by name
     with caplog.at_level(logging.WARNING, logger=workers.__name__):
         index = await build(tree, tmp_path / "index.sqlite3")
