@@ -39,7 +39,9 @@ from tether.index.database import Database
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")
-FROM_FILES = 2_000  # fewer are read on a thread: a worker takes ~0.3 s to start
+# Fewer are read on a thread (a worker takes ~0.3 s to start). At 2,450 files (the stdlib)
+# the build took as long either way, the definitions 2.6-3.0 s instead of 4.2-4.6.
+FROM_FILES = 2_000
 AHEAD = 2  # batches being read while the server writes one
 
 
