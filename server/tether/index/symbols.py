@@ -9,14 +9,20 @@ from __future__ import annotations
 
 import importlib
 import os
+from collections.abc import Iterator
 from dataclasses import dataclass
 from functools import cache
 
-from tree_sitter import Parser, Query, QueryCursor
+from tree_sitter import Node, Query, QueryCursor
 
 from tether.tools.outline import grammar_of, grammar_of_module
+from tether.tools.parsing import TooSlow, parse
 
 MAX_NAME = 200  # a longer "name" is a parse gone wrong: not kept
+# Matches start no deeper than this. A tag query's time grows with the square of the
+# nesting it walks: a Rust file of 8,000 nested `mod m {` took 1.8 s, and a hostile one of
+# 2 MiB would hold the server for hours; no definition a person looks for is this deep.
+MAX_START_DEPTH = 256
 # grammar module -> the modules whose TAGS_QUERY (or queries/tags.scm) apply, in order
 _QUERIES = {
     "tree_sitter_python": ("tree_sitter_python",),
@@ -46,22 +52,44 @@ def definitions(text: str, suffix: str) -> list[Definition]:
         return []
     language, module, function = grammar
     query = _query(module, function)
-    tree = Parser(language).parse(text.encode(errors="surrogatepass"))
+    data = text.encode(errors="surrogatepass")
+    try:
+        tree = parse(language, data)
+    except TooSlow:
+        return []  # a text made to be slow to parse: none of its definitions are kept
     found: list[Definition] = []
     seen: set[tuple[str, int]] = set()
-    for _, captures in QueryCursor(query).matches(tree.root_node):
-        kinds = [
-            key.removeprefix("definition.") for key in captures if key.startswith("definition.")
-        ]
-        names = captures.get("name")
-        if not kinds or not names or names[0].text is None:
-            continue
-        name = names[0].text.decode(errors="replace")
-        line = names[0].start_point.row + 1
-        if 0 < len(name) <= MAX_NAME and "\n" not in name and (name, line) not in seen:
-            seen.add((name, line))  # one definition matched twice (a Rust method) once
-            found.append(Definition(name, kinds[0], line))
+    for node in _whole(tree.root_node):
+        cursor = QueryCursor(query)
+        cursor.set_max_start_depth(MAX_START_DEPTH)
+        for _, captures in cursor.matches(node):
+            kinds = [
+                key.removeprefix("definition.") for key in captures if key.startswith("definition.")
+            ]
+            names = captures.get("name")
+            if not kinds or not names:
+                continue
+            name = data[names[0].start_byte : names[0].end_byte].decode(errors="replace")
+            line = names[0].start_point.row + 1
+            if 0 < len(name) <= MAX_NAME and "\n" not in name and (name, line) not in seen:
+                seen.add((name, line))  # one definition matched twice (a Rust method) once
+                found.append(Definition(name, kinds[0], line))
     return found
+
+
+def _whole(root: Node) -> Iterator[Node]:
+    """The largest subtrees of ``root`` without a syntax error, in order: the tag query
+    walks only these. Inside an error, tree-sitter's recovery can nest what it could not
+    place thousands deep out of sight (500,000 unclosed "[" took the query 280 s, the
+    parse 0.1); the nodes on the way to an error are not themselves matched, so a class
+    with a broken line keeps its methods but not its own name."""
+    stack = [(root, 0)]
+    while stack:
+        node, depth = stack.pop()
+        if not node.has_error:
+            yield node
+        elif depth < MAX_START_DEPTH:  # a token alone defines nothing
+            stack += [(child, depth + 1) for child in reversed(node.children) if child.child_count]
 
 
 @cache

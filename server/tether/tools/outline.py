@@ -14,6 +14,7 @@ from tree_sitter import Language, Node, Tree
 
 from tether.errors import ToolError
 from tether.tools.base import ToolContext
+from tether.tools.parsing import TooSlow
 from tether.tools.paths import checked, named, reads_inside, shown
 from tether.tools.syntax_trees import RecentTrees
 from tether.tools.text import load_text
@@ -191,7 +192,10 @@ class Outline:
             supported = ", ".join(_GRAMMARS)
             raise ToolError(f"outline does not know {name}'s language; it reads {supported}")
         text = await load_text(ctx, path)
-        lines = await asyncio.to_thread(_outline, text, grammar, path)
+        try:
+            lines = await asyncio.to_thread(_outline, text, grammar, path)
+        except TooSlow as slow:
+            raise ToolError(f"outline gave up on {name}: {slow}; fs-read it instead") from None
         if not lines:
             return f"{name} defines no functions or classes"
         out = "\n".join(lines)

@@ -16,7 +16,9 @@ from collections.abc import Callable, Hashable
 from dataclasses import dataclass, replace
 from typing import NamedTuple
 
-from tree_sitter import Language, Parser, Point, Tree
+from tree_sitter import Language, Point, Tree
+
+from tether.tools.parsing import parse
 
 Outline = Callable[[Tree], list[str]]
 MAX_TREE_TEXT = 2**20  # a longer text's tree (some 20 MB) is not kept for the next edit
@@ -45,7 +47,8 @@ class RecentTrees:
         self._bytes = 0
 
     def lines(self, key: Hashable, language: Language, data: bytes, outline: Outline) -> list[str]:
-        """``outline`` of ``data``'s tree, parsed only as far as ``data`` changed."""
+        """``outline`` of ``data``'s tree, parsed only as far as ``data`` changed;
+        ``parsing.TooSlow`` for a text whose parse ran past its budget."""
         with self._lock:
             kept = self._kept.pop(key, None)
             if kept is not None:
@@ -54,10 +57,10 @@ class RecentTrees:
                 tree, lines = kept.tree, list(kept.lines)
             else:
                 if kept is None or kept.tree is None:
-                    tree = Parser(language).parse(data)
+                    tree = parse(language, data)
                 else:  # the old tree (out of the cache now) is told the edit, and reused
                     kept.tree.edit(*_edit(kept.data, data))
-                    tree = Parser(language).parse(data, kept.tree)
+                    tree = parse(language, data, kept.tree)
                 lines = outline(tree)
             self._keep(key, _Kept(data, tree, tuple(lines)))
             return lines

@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import pytest
 from tree_sitter import Parser, QueryCursor
 
-from tether.index.symbols import Definition, _query, definitions, like, rank
+from tether.index.symbols import MAX_START_DEPTH, Definition, _query, definitions, like, rank
+from tether.tools import parsing
 from tether.tools.outline import grammar_of
 
 
@@ -75,3 +77,38 @@ def test_the_tag_queries_match_definitions_only() -> None:
         tree = Parser(language).parse(text.encode())
         assert QueryCursor(_query(module, function)).matches(tree.root_node) == [], suffix
         assert definitions(text, suffix) == [], suffix
+
+
+def test_definitions_around_a_syntax_error_are_kept() -> None:
+    """Only the subtrees without an error are queried: the class whose body holds the
+    broken line loses its own name, never the definitions beside or inside it."""
+    text = (
+        "def a():\n    pass\n\nclass B:\n    def broken(:\n        pass\n\n"
+        "    def good(self):\n        pass\n\ndef c():\n    pass\n"
+    )
+    assert definitions(text, ".py") == [
+        Definition("a", "function", 1),
+        Definition("good", "function", 8),
+        Definition("c", "function", 11),
+    ]
+
+
+@pytest.mark.timeout(30)
+def test_nesting_made_to_be_slow_to_query_is_walked_once() -> None:
+    """A tag query's time grows with the square of the nesting it walks: 200,000 unclosed
+    "[" (hidden in an error) took it ~40 s, 20,000 nested Rust modules ~11 s; the query
+    now walks only error-free subtrees, and starts no match below MAX_START_DEPTH."""
+    assert definitions("x = " + "[" * 200_000, ".py") == []
+    nested = definitions("mod m {\n" * 20_000 + "}" * 20_000, ".rs")
+    assert nested[0] == Definition("m", "module", 1)
+    assert len(nested) == MAX_START_DEPTH // 2  # a module and its body: two levels each
+
+
+@pytest.mark.timeout(5)
+def test_a_text_made_to_be_slow_to_parse_has_no_definitions(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """1 MB of "x!" takes tree-sitter's JavaScript parser ~20 s, holding the GIL."""
+    monkeypatch.setattr(parsing, "PARSE_BUDGET_S", 0.1)
+    assert definitions("x = 1\n" + "x!" * 500_000, ".js") == []
+    assert definitions("function go() {}\n", ".js") == [Definition("go", "function", 1)]

@@ -3,11 +3,11 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from tree_sitter import Language, Parser, Tree
+from tree_sitter import Language, Tree
 
 from tests.unit.tools import Buffers, bytes_name, call, context, fifo, summary, write
 from tether.errors import ToolError
-from tether.tools import syntax_trees
+from tether.tools import parsing, syntax_trees
 from tether.tools.outline import Outline
 
 OUTLINE = Outline()
@@ -268,32 +268,41 @@ async def test_unsaved_text_with_a_lone_surrogate_is_outlined(tmp_path: Path) ->
     assert await call(OUTLINE, ctx, path="m.py") == "def f  (lines 1-2)"
 
 
-class CountingParser:
-    """tree-sitter's parser, recording each parse: its text, and whether from an old tree."""
-
-    parsed: list[tuple[bytes, bool]] = []
-
-    def __init__(self, language: Language) -> None:
-        self._parser = Parser(language)
-
-    def parse(self, data: bytes, old_tree: Tree | None = None) -> Tree:
-        self.parsed.append((data, old_tree is not None))
-        return self._parser.parse(data) if old_tree is None else self._parser.parse(data, old_tree)
-
-
 async def test_a_text_outlined_before_is_not_parsed_again_and_an_edit_is_parsed_as_one(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(CountingParser, "parsed", [])
-    monkeypatch.setattr(syntax_trees, "Parser", CountingParser)
+    parsed: list[tuple[bytes, bool]] = []  # each parse: its text, and whether from an old tree
+
+    def counting(language: Language, data: bytes, old_tree: Tree | None = None) -> Tree:
+        parsed.append((data, old_tree is not None))
+        return parsing.parse(language, data, old_tree)
+
+    monkeypatch.setattr(syntax_trees, "parse", counting)
     path = write(tmp_path, "m.py", "def f():\n    pass\n").resolve()
     buffers = Buffers()
     ctx = context(tmp_path, buffers)
     assert await call(OUTLINE, ctx, path="m.py") == "def f  (lines 1-2)"
     assert await call(OUTLINE, ctx, path="m.py") == "def f  (lines 1-2)"
-    assert [incremental for _, incremental in CountingParser.parsed] == [False]
+    assert [incremental for _, incremental in parsed] == [False]
     buffers.texts[path] = "def f():\n    pass\n\nclass G:\n    pass\n"  # an unsaved edit
     assert await call(OUTLINE, ctx, path="m.py") == "def f  (lines 1-2)\nclass G  (lines 4-5)"
     del buffers.texts[path]  # the edit undone: the disk's text again
     assert await call(OUTLINE, ctx, path="m.py") == "def f  (lines 1-2)"
-    assert [incremental for _, incremental in CountingParser.parsed] == [False, True, True]
+    assert [incremental for _, incremental in parsed] == [False, True, True]
+
+
+@pytest.mark.timeout(5)
+async def test_a_text_made_to_be_slow_to_parse_is_given_up_on(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """1 MB of "x!" takes tree-sitter's JavaScript parser ~20 s, holding the GIL: the
+    whole server waited on one outline."""
+    monkeypatch.setattr(parsing, "PARSE_BUDGET_S", 0.1)
+    write(tmp_path, "slow.js", "x = 1\n" + "x!" * 500_000)
+    write(tmp_path, "fine.js", "function go() {}\n")
+    ctx = context(tmp_path)
+    with pytest.raises(
+        ToolError, match=r"^outline gave up on slow.js: its parse took longer than 0.1 s; fs-read"
+    ):
+        await call(OUTLINE, ctx, path="slow.js")
+    assert await call(OUTLINE, ctx, path="fine.js") == "function go  (line 1)"
