@@ -16,7 +16,7 @@ from functools import cache
 from tree_sitter import Node, Query, QueryCursor
 
 from tether.tools.outline import grammar_of, grammar_of_module
-from tether.tools.parsing import TooSlow, parse
+from tether.tools.parsing import parse
 
 MAX_NAME = 200  # a longer "name" is a parse gone wrong: not kept
 # Matches start no deeper than this. A tag query's time grows with the square of the
@@ -46,17 +46,15 @@ def supported(name: str) -> bool:
 
 
 def definitions(text: str, suffix: str) -> list[Definition]:
-    """The definitions in ``text``, a file ending in ``suffix``; none for another language."""
+    """The definitions in ``text``, a file ending in ``suffix``; none for another language.
+    ``parsing.TooSlow`` for a text whose parse ran past its budget."""
     grammar = grammar_of(suffix)
     if grammar is None:
         return []
     language, module, function = grammar
     query = _query(module, function)
     data = text.encode(errors="surrogatepass")
-    try:
-        tree = parse(language, data)
-    except TooSlow:
-        return []  # a text made to be slow to parse: none of its definitions are kept
+    tree = parse(language, data)
     found: list[Definition] = []
     seen: set[tuple[str, int]] = set()
     for node in _whole(tree.root_node):

@@ -11,6 +11,7 @@ from pydantic import ValidationError
 from tests.unit.tools import Buffers, call, context, init_repo, write
 from tether.errors import ToolError
 from tether.index.workspace import WorkspaceIndex
+from tether.tools import parsing
 from tether.tools.base import ToolContext
 from tether.tools.index_symbols import IndexSymbols, IndexSymbolsParams
 
@@ -122,3 +123,20 @@ async def test_while_definitions_are_being_taken_it_answers_what_it_has_and_says
     )
     await index.build()
     assert await call(SYMBOLS, ctx, query="HeaderParser") == "pkg/parser.py:1: class HeaderParser"
+
+
+@pytest.mark.timeout(10)
+async def test_a_file_made_to_be_slow_to_parse_keeps_no_definitions_and_holds_nothing(
+    ws: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    """1 MB of "x!" takes tree-sitter's JavaScript parser ~20 s with the GIL held: the
+    build's thread would have held the whole server so."""
+    monkeypatch.setattr(parsing, "PARSE_BUDGET_S", 0.1)
+    write(ws, "web/slow.js", "function slowButReal() {}\n" + "x!" * 500_000)
+    ctx = await indexed(ws, tmp_path)
+    assert await call(SYMBOLS, ctx, query="HeaderParser") == "pkg/parser.py:1: class HeaderParser"
+    assert (
+        await call(SYMBOLS, ctx, query="slowButReal")
+        == "no definitions matching 'slowButReal' in ."
+    )
+    assert "no definitions taken of web/slow.js: its parse took longer than 0.1 s" in caplog.text
