@@ -306,3 +306,13 @@ async def test_a_text_made_to_be_slow_to_parse_is_given_up_on(
     ):
         await call(OUTLINE, ctx, path="slow.js")
     assert await call(OUTLINE, ctx, path="fine.js") == "function go  (line 1)"
+
+
+async def test_a_file_nested_thousands_deep_is_outlined(tmp_path: Path) -> None:
+    """Valid Python 20,000 parentheses deep: the walk of its tree once recursed, and failed
+    with RecursionError (found by the parse-fuzz campaign, seed 20261201)."""
+    deep = "x = " + "(" * 20_000 + "1" + ")" * 20_000 + "\n"
+    write(tmp_path, "deep.py", deep + "class After:\n    def m(self):\n        pass\n")
+    assert await call(OUTLINE, context(tmp_path), path="deep.py") == (
+        "class After  (lines 2-4)\n  def m  (lines 3-4)"
+    )
