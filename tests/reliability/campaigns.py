@@ -10,7 +10,16 @@ from collections.abc import Callable, Coroutine
 from dataclasses import dataclass
 from pathlib import Path
 
-from tests.reliability import cancel, chaos, crash, lsp_fuzz, servers, soak, tool_fuzz
+from tests.reliability import (
+    cancel,
+    chaos,
+    crash,
+    lsp_fuzz,
+    parse_fuzz,
+    servers,
+    soak,
+    tool_fuzz,
+)
 from tests.reliability.harness import Report, Wire
 
 Campaign = Callable[[int, int, Path], Coroutine[object, object, list[Report]]]
@@ -33,6 +42,7 @@ CAMPAIGNS: dict[str, Entry] = {
     "servers": Entry(servers.campaign, bounded=2, long=10, unit="rounds"),
     "lsp-fuzz": Entry(lsp_fuzz.campaign, bounded=10_000, long=100_000, unit="messages"),
     "tool-fuzz": Entry(tool_fuzz.campaign, bounded=100, long=1_000, unit="examples per tool"),
+    "parse-fuzz": Entry(parse_fuzz.campaign, bounded=20, long=200, unit="texts per language"),
     "chaos": Entry(chaos.campaign, bounded=100, long=500, unit="turns per wire format"),
     "cancel": Entry(cancel.campaign, bounded=100, long=500, unit="turns"),
     "soak": Entry(soak.campaign, bounded=300, long=1_000, unit="turns"),
