@@ -13,8 +13,13 @@ import time
 
 from tree_sitter import Language, Parser, Point, Tree
 
-# Far past any real file: _pydecimal.py (230 KB) parses in 30 ms, a 2 MiB one in ~0.3 s.
-PARSE_BUDGET_S = 3.0
+# A parse may take a quarter second and ten times what real code of its size takes
+# (~0.15 µs a byte: _pydecimal.py's 230 KB in 30 ms), 5 s at most: 0.6 s for that file,
+# 3.4 s for the 2 MiB the index reads at most. A text that costs more is stopped, having
+# held the server's GIL no longer than that.
+PARSE_BASE_S = 0.25
+PARSE_S_PER_BYTE = 1.5e-6
+PARSE_MAX_S = 5.0
 # What each read hands the parser. Node.text reads the source again through the same
 # function: a small piece keeps a name's text from copying much (outlining _pydecimal.py
 # took 24 ms so, 43 with pieces of 16 KiB, 21 parsed from the bytes).
@@ -26,10 +31,10 @@ class TooSlow(Exception):
 
 
 def parse(language: Language, data: bytes, old_tree: Tree | None = None) -> Tree:
-    """``data``'s syntax tree (edited from ``old_tree`` when given); TooSlow past
-    ``PARSE_BUDGET_S``."""
-    budget_s = PARSE_BUDGET_S
-    deadline = time.monotonic() + budget_s
+    """``data``'s syntax tree (edited from ``old_tree`` when given); TooSlow past its
+    budget (``budget_s``)."""
+    allowed = budget_s(len(data))
+    deadline = time.monotonic() + allowed
 
     def read(byte: int, _: Point) -> bytes:
         return data[byte : byte + _PIECE]
@@ -44,5 +49,10 @@ def parse(language: Language, data: bytes, old_tree: Tree | None = None) -> Tree
         return parser.parse(read, old_tree, progress_callback=past)
     except ValueError:  # "Parsing failed": what tree-sitter says when the callback stops it
         if time.monotonic() > deadline:
-            raise TooSlow(f"its parse took longer than {budget_s:g} s") from None
+            raise TooSlow(f"its parse took longer than {allowed:.2g} s") from None
         raise
+
+
+def budget_s(size: int) -> float:
+    """How long a parse of ``size`` bytes may take."""
+    return min(PARSE_MAX_S, PARSE_BASE_S + size * PARSE_S_PER_BYTE)

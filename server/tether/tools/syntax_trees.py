@@ -18,7 +18,7 @@ from typing import NamedTuple
 
 from tree_sitter import Language, Point, Tree
 
-from tether.tools.parsing import parse
+from tether.tools.parsing import TooSlow, parse
 
 Outline = Callable[[Tree], list[str]]
 MAX_TREE_TEXT = 2**20  # a longer text's tree (some 20 MB) is not kept for the next edit
@@ -29,6 +29,7 @@ class _Kept:
     data: bytes
     tree: Tree | None  # kept for the latest few texts only
     lines: tuple[str, ...]
+    slow: str | None = None  # why the parse of this text was given up on
 
 
 class RecentTrees:
@@ -54,13 +55,20 @@ class RecentTrees:
             if kept is not None:
                 self._bytes -= len(kept.data)
             if kept is not None and kept.data == data:
+                if kept.slow is not None:  # given up on: the GIL is not held for it twice
+                    self._keep(key, kept)
+                    raise TooSlow(kept.slow)
                 tree, lines = kept.tree, list(kept.lines)
             else:
-                if kept is None or kept.tree is None:
-                    tree = parse(language, data)
-                else:  # the old tree (out of the cache now) is told the edit, and reused
-                    kept.tree.edit(*_edit(kept.data, data))
-                    tree = parse(language, data, kept.tree)
+                try:
+                    if kept is None or kept.tree is None:
+                        tree = parse(language, data)
+                    else:  # the old tree (out of the cache now) is told the edit, and reused
+                        kept.tree.edit(*_edit(kept.data, data))
+                        tree = parse(language, data, kept.tree)
+                except TooSlow as slow:
+                    self._keep(key, _Kept(data, None, (), str(slow)))
+                    raise
                 lines = outline(tree)
             self._keep(key, _Kept(data, tree, tuple(lines)))
             return lines

@@ -109,7 +109,8 @@ def test_a_text_made_to_be_slow_to_parse_is_given_up_on(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     """1 MB of "x!" takes tree-sitter's JavaScript parser ~20 s, holding the GIL."""
-    monkeypatch.setattr(parsing, "PARSE_BUDGET_S", 0.1)
+    monkeypatch.setattr(parsing, "PARSE_BASE_S", 0.1)
+    monkeypatch.setattr(parsing, "PARSE_S_PER_BYTE", 0)
     with pytest.raises(parsing.TooSlow):
         definitions("x = 1\n" + "x!" * 500_000, ".js")
     assert definitions("function go() {}\n", ".js") == [Definition("go", "function", 1)]

@@ -131,7 +131,8 @@ async def test_a_file_made_to_be_slow_to_parse_keeps_no_definitions_and_holds_no
 ) -> None:
     """1 MB of "x!" takes tree-sitter's JavaScript parser ~20 s with the GIL held: the
     build's thread would have held the whole server so."""
-    monkeypatch.setattr(parsing, "PARSE_BUDGET_S", 0.1)
+    monkeypatch.setattr(parsing, "PARSE_BASE_S", 0.1)
+    monkeypatch.setattr(parsing, "PARSE_S_PER_BYTE", 0)
     write(ws, "web/slow.js", "function slowButReal() {}\n" + "x!" * 500_000)
     ctx = await indexed(ws, tmp_path)
     assert await call(SYMBOLS, ctx, query="HeaderParser") == "pkg/parser.py:1: class HeaderParser"

@@ -32,8 +32,16 @@ def test_the_tree_is_the_one_the_bytes_parse_to() -> None:
 @pytest.mark.timeout(5)
 def test_a_parse_past_its_budget_stops_and_says_so(monkeypatch: pytest.MonkeyPatch) -> None:
     """1 MB of "x!" takes tree-sitter's JavaScript parser ~20 s, holding the GIL."""
-    monkeypatch.setattr(parsing, "PARSE_BUDGET_S", 0.1)
+    monkeypatch.setattr(parsing, "PARSE_BASE_S", 0.1)
+    monkeypatch.setattr(parsing, "PARSE_S_PER_BYTE", 0)
     grammar = grammar_of(".js")
     assert grammar is not None
     with pytest.raises(TooSlow, match=r"^its parse took longer than 0.1 s$"):
         parse(grammar[0], ("x = 1\n" + "x!" * 500_000).encode())
+
+
+def test_the_budget_grows_with_the_text_and_stops_at_five_seconds() -> None:
+    assert parsing.budget_s(0) == 0.25
+    assert parsing.budget_s(230_000) == pytest.approx(0.595)  # _pydecimal.py parses in 0.03
+    assert parsing.budget_s(2 * 2**20) == pytest.approx(3.4, abs=0.05)  # the index's cap
+    assert parsing.budget_s(20 * 2**20) == 5.0  # outline reads up to 20 MiB
