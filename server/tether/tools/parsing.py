@@ -13,10 +13,11 @@ import time
 
 from tree_sitter import Language, Parser, Point, Tree
 
-# A parse may take a quarter second and ten times what real code of its size takes
-# (~0.15 µs a byte: _pydecimal.py's 230 KB in 30 ms), 5 s at most: 0.6 s for that file,
-# 3.4 s for the 2 MiB the index reads at most. A text that costs more is stopped, having
-# held the server's GIL no longer than that.
+# A parse may take a quarter second and 1.5 µs a byte, 5 s at most: 0.6 s for 230 KB, 3.4 s
+# for the 2 MiB the index reads at most. Real code costs a tenth of that: of the 2,700
+# files over 20 KB in the stdlib and this project's dependencies, the median parsed at
+# 0.14 µs a byte, the slowest at 0.66. A text that costs more is stopped, having held the
+# server's GIL no longer than that.
 PARSE_BASE_S = 0.25
 PARSE_S_PER_BYTE = 1.5e-6
 PARSE_MAX_S = 5.0
