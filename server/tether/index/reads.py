@@ -8,20 +8,14 @@ thread, or for a long pass in a worker process (``workers``); ``record`` and
 
 from __future__ import annotations
 
-import logging
-import os
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
 from tether.index.database import Database, Seen
 from tether.index.reading import absolute, belongs, examine, relative
-from tether.index.symbols import Definition, definitions, supported
-from tether.outbound import escape_surrogates
+from tether.index.symbols import Definition, supported, taken
 from tether.tools.ignore import enters, walk_files
-from tether.tools.parsing import TooSlow
-
-log = logging.getLogger(__name__)
 
 Defined = list[tuple[bytes, list[Definition]]]  # files' definitions, by their names
 
@@ -48,7 +42,7 @@ def examined(root: Path, paths: Sequence[Path], define: bool = False) -> Batch:
             continue
         seen.append(file.seen())
         if define and file.kind == "text" and (text := file.text) is not None:
-            found.append((file.rel, _definitions(file.rel, text, path.suffix)))
+            found.append((file.rel, taken(file.rel, text)))
     return Batch(seen, lost, found if define else None)
 
 
@@ -75,16 +69,8 @@ def defined(root: Path, rels: Sequence[bytes]) -> Defined:
         path = absolute(root, rel)
         file = examine(root, path) if supported(path.name) else None
         text = file.text if file is not None else None
-        found.append((rel, _definitions(rel, text, path.suffix) if text is not None else []))
+        found.append((rel, taken(rel, text) if text is not None else []))
     return found
-
-
-def _definitions(rel: bytes, text: str, suffix: str) -> list[Definition]:
-    try:
-        return definitions(text, suffix)
-    except TooSlow as slow:  # a text made to be slow to parse: kept with none
-        log.warning("no definitions taken of %s: %s", escape_surrogates(os.fsdecode(rel)), slow)
-        return []
 
 
 def define_batch(root: Path, db: Database, size: int) -> int:

@@ -8,6 +8,7 @@ with its ``@name``. TypeScript's tags add to JavaScript's. References are not ke
 from __future__ import annotations
 
 import importlib
+import logging
 import os
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -15,8 +16,11 @@ from functools import cache
 
 from tree_sitter import Node, Query, QueryCursor
 
+from tether.outbound import escape_surrogates
 from tether.tools.outline import grammar_of, grammar_of_module
-from tether.tools.parsing import parse
+from tether.tools.parsing import TooSlow, parse
+
+log = logging.getLogger(__name__)
 
 MAX_NAME = 200  # a longer "name" is a parse gone wrong: not kept
 # Matches start no deeper than this. A tag query's time grows with the square of the
@@ -73,6 +77,16 @@ def definitions(text: str, suffix: str) -> list[Definition]:
                 seen.add((name, line))  # one definition matched twice (a Rust method) once
                 found.append(Definition(name, kinds[0], line))
     return found
+
+
+def taken(rel: bytes, text: str) -> list[Definition]:
+    """The definitions of the file ``rel`` (workspace-relative) holding ``text``; none, and
+    a line in the log, for a text made to be slow to parse."""
+    try:
+        return definitions(text, os.path.splitext(os.fsdecode(rel))[1])
+    except TooSlow as slow:
+        log.warning("no definitions taken of %s: %s", escape_surrogates(os.fsdecode(rel)), slow)
+        return []
 
 
 def _whole(root: Node) -> Iterator[Node]:

@@ -30,7 +30,7 @@ from tether.index.database import Database
 from tether.index.literals import required
 from tether.index.progress import NoProgress, Progress
 from tether.index.reading import absolute, relative
-from tether.index.symbols import definitions, like, rank, supported
+from tether.index.symbols import like, rank, supported, taken
 from tether.tools.base import SymbolHit, Symbols
 
 log = logging.getLogger(__name__)
@@ -127,10 +127,10 @@ class WorkspaceIndex:
                 async with self._lock:
                     if self._db is not db:
                         return  # closed meanwhile
-                    taken = await workers.define(self.root, db, BATCH, pool)
-                if not taken:
+                    parsed = await workers.define(self.root, db, BATCH, pool)
+                if not parsed:
                     break
-                progress.report(f"definitions of {taken} more files taken", 100)
+                progress.report(f"definitions of {parsed} more files taken", 100)
         self.defined = True
 
     async def _build(self, progress: Progress, define: bool = False) -> None:
@@ -257,7 +257,8 @@ class WorkspaceIndex:
         ]
         for path, text in live.items():
             if path.is_relative_to(under) and supported(path.name):
-                for found in await asyncio.to_thread(definitions, text, path.suffix):
+                rel = relative(self.root, path)
+                for found in await asyncio.to_thread(taken, rel, text):
                     if kind is None or found.kind == kind:
                         hits.append(SymbolHit(path, found.line, found.kind, found.name))
         ranked = [(score, hit) for hit in hits if (score := rank(query, hit.name)) is not None]

@@ -141,3 +141,8 @@ async def test_a_file_made_to_be_slow_to_parse_keeps_no_definitions_and_holds_no
         == "no definitions matching 'slowButReal' in ."
     )
     assert "no definitions taken of web/slow.js: its parse took longer than 0.1 s" in caplog.text
+    # The same text unsaved in the editor (read live, not from the index) loses only itself.
+    buffers = Buffers({ws / "pkg/util.py": "def edited():\n    pass\n" + "x!" * 500_000})
+    ctx = replace(ctx, documents=buffers)
+    assert await call(SYMBOLS, ctx, query="HeaderParser") == "pkg/parser.py:1: class HeaderParser"
+    assert "no definitions taken of pkg/util.py: its parse took longer than 0.1 s" in caplog.text
