@@ -799,7 +799,6 @@ async def campaign(seed: int, scale: int, root: Path) -> list[Report]:
     propagate, logger.propagate = logger.propagate, False  # counted, not printed
     try:
         fuzzes = {False: await build(root / "plain"), True: await build(root / "indexed", True)}
-        answering = fuzzes[True].index_answering
         loop = asyncio.get_running_loop()
         # Two tools at a time, each driven from a thread of its own: their turns overlap on
         # the event loop as two editors' would (and the subprocesses use both cores).
@@ -832,8 +831,10 @@ async def campaign(seed: int, scale: int, root: Path) -> list[Report]:
     total = Report("tool-fuzz", seed)
     for problem in unchanged:
         total.violate(0, problem)
-    if not answering:
-        total.violate(0, "the second workspace's index was not built and followed")
+    # Counted over the examples, not read once after the build: the watch may be starting
+    # again then (a name that is not UTF-8 pauses it for a second), as CI once saw.
+    if not any(r.figures.get("the index answering") for r in reports):
+        total.violate(0, "no example met the second workspace's index built and followed")
     for message in logged.elsewhere:
         total.violate(0, f"tether logged an error outside any example: {shown(message)}")
     total.figures["tools"] = len(reports)
