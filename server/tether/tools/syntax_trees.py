@@ -10,6 +10,7 @@ of the time for one edit; an unchanged text is not parsed at all.
 
 from __future__ import annotations
 
+import hashlib
 import threading
 from collections import OrderedDict
 from collections.abc import Callable, Hashable
@@ -22,6 +23,7 @@ from tether.tools.parsing import TooSlow, parse
 
 Outline = Callable[[Tree], list[str]]
 MAX_TREE_TEXT = 2**20  # a longer text's tree (some 20 MB) is not kept for the next edit
+MAX_VERDICTS = 32  # texts too long to keep whose parse was given up on, remembered by digest
 
 
 @dataclass(frozen=True)
@@ -46,6 +48,10 @@ class RecentTrees:
         self._lock = threading.Lock()
         self._kept: OrderedDict[Hashable, _Kept] = OrderedDict()
         self._bytes = 0
+        # A text past ``max_bytes`` is not kept, but a verdict on it is (its digest and
+        # why): else a hostile file of 8 to 20 MiB held the GIL for the parse's whole
+        # budget (5 s) at every call.
+        self._given_up: OrderedDict[Hashable, tuple[bytes, str]] = OrderedDict()
 
     def lines(self, key: Hashable, language: Language, data: bytes, outline: Outline) -> list[str]:
         """``outline`` of ``data``'s tree, parsed only as far as ``data`` changed;
@@ -54,6 +60,8 @@ class RecentTrees:
             kept = self._kept.pop(key, None)
             if kept is not None:
                 self._bytes -= len(kept.data)
+            if len(data) > self._max_bytes:
+                return self._unkept(key, language, data, outline)
             if kept is not None and kept.data == data:
                 if kept.slow is not None:  # given up on: the GIL is not held for it twice
                     self._keep(key, kept)
@@ -73,9 +81,26 @@ class RecentTrees:
             self._keep(key, _Kept(data, tree, tuple(lines)))
             return lines
 
+    def _unkept(
+        self, key: Hashable, language: Language, data: bytes, outline: Outline
+    ) -> list[str]:
+        """``lines`` for a text too long to keep: parsed whole each time, unless it was
+        given up on before (the same digest)."""
+        digest = hashlib.blake2b(data, digest_size=16).digest()
+        given_up = self._given_up.get(key)
+        if given_up is not None and given_up[0] == digest:
+            raise TooSlow(given_up[1])
+        self._given_up.pop(key, None)
+        try:
+            tree = parse(language, data)
+        except TooSlow as slow:
+            self._given_up[key] = (digest, str(slow))
+            while len(self._given_up) > MAX_VERDICTS:
+                self._given_up.popitem(last=False)
+            raise
+        return outline(tree)
+
     def _keep(self, key: Hashable, kept: _Kept) -> None:
-        if len(kept.data) > self._max_bytes:
-            return
         if len(kept.data) > MAX_TREE_TEXT:  # its outline is kept, not its tree's megabytes
             kept = replace(kept, tree=None)
         self._kept[key] = kept

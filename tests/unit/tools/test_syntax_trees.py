@@ -8,7 +8,9 @@ import pytest
 from tree_sitter import Parser, Point, Tree
 
 from tests.unit.tools.test_outline import CASES
+from tether.tools import syntax_trees
 from tether.tools.outline import grammar_of
+from tether.tools.parsing import TooSlow
 from tether.tools.syntax_trees import RecentTrees, _common, _edit, _point
 
 PIECES = ["def ", "class ", "(", ")", ":", "\n", "    ", "{", "}", "fn ", "x", "é", "😀", '"', "#"]
@@ -116,3 +118,26 @@ def test_a_long_text_keeps_its_outline_but_not_its_tree(monkeypatch: pytest.Monk
         "short": True,
         "long": False,
     }
+
+
+def test_a_text_too_long_to_keep_is_not_parsed_again_once_given_up_on(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Past the cache's bytes a text is not kept: its verdict is, by digest. Else a hostile
+    file of 8 to 20 MiB held the GIL for the whole budget at every outline."""
+    grammar = grammar_of(".js")
+    assert grammar is not None
+    language = grammar[0]
+    parsed: list[int] = []
+
+    def slow(language: object, data: bytes, old_tree: object = None) -> Tree:
+        parsed.append(len(data))
+        raise TooSlow("its parse took longer than 5 s")
+
+    monkeypatch.setattr(syntax_trees, "parse", slow)
+    recent = RecentTrees(max_bytes=1000)
+    hostile, other = b"x!" * 1000, b"y!" * 1000
+    for data in (hostile, hostile, other, hostile):
+        with pytest.raises(TooSlow, match="longer than 5 s"):
+            recent.lines("slow.js", language, data, lambda tree: [])
+    assert parsed == [2000, 2000, 2000]  # the text changed in between: parsed again
