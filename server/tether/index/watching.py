@@ -14,8 +14,9 @@ filesystem that refuses) or dies, the index stops answering (``unfollow``: searc
 run ripgrep) and the log says why, once. One death is not final: watchfiles cannot
 name a path that is not UTF-8 (a file ``caf\xe9.txt`` read or changed), and its watch
 then raises for good; so the watch is set up again (after ``RESTART_S``, or ten times
-its last setup if longer), the index answering nothing meanwhile and catching up with
-the disk before its next answer (``pause``, ``unsure``, ``follow``).
+its last setup if longer), each search meanwhile catching up with the disk before the
+index answers it, and the first after the new watch too (``pause``, ``unsure``,
+``follow``).
 Nothing here writes to stdout.
 """
 
@@ -143,8 +144,8 @@ class Watcher:
                 if _UNDECODABLE not in str(exc):
                     self._call(self._lost, f"tether's watch of {self.index.root} stopped", exc)
                     return
-            # Changes go unseen until the new watch is in place: nothing is answered, and
-            # the first answer after it catches up with the disk.
+            # Changes go unseen until the new watch is in place: each answer meanwhile,
+            # and the first after it, catches up with the disk.
             self._call(self.index.pause)
             if self._stop.wait(max(RESTART_S, 10 * setup)):
                 return

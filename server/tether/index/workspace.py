@@ -7,7 +7,8 @@ in batches on a worker thread, reporting its progress; a search meanwhile is tol
 index is not ready (and runs ripgrep). The files' definitions follow, for
 ``index-symbols``. It answers only while a watcher tells it of every change (``follow``:
 the editor's file watcher, or tether's own, ``watching``; ``unfollow`` when that one
-stops); each change told is applied before the next search, so a search never misses a
+stops; while it is down for a while, ``pause``, each search first catches up with the
+disk); each change told is applied before the next search, so a search never misses a
 change it was told of. A change tether made itself (``unsure``: after a command, a
 patch) is caught up with before the next search, whatever the watcher's latency: the
 same quick pass as at start, or ripgrep when that pass takes too long. A change to an
@@ -55,6 +56,7 @@ class WorkspaceIndex:
         self.ready = False  # built and up to date with the disk as last walked
         self.defined = False  # every text file's definitions taken (else: answers say how many)
         self.following = False  # every change is being told (else: not trusted)
+        self.paused = False  # the watcher is down for a while: each search catches up first
         self.last_build: dict[str, float | bool] = {}  # what the last walk did, for the bench
         self._db: Database | None = None
         self._lock = asyncio.Lock()
@@ -73,7 +75,7 @@ class WorkspaceIndex:
 
     def follow(self) -> None:
         """Changes are told from now on (the editor's watcher or tether's): answer searches."""
-        self.following = not self._lost
+        self.following, self.paused = not self._lost, False
 
     def unfollow(self) -> None:
         """The watcher stopped: a change could go unseen, so searches run ripgrep."""
@@ -81,8 +83,12 @@ class WorkspaceIndex:
 
     def pause(self) -> None:
         """The watcher is down for a while (it starts again, then calls ``unsure`` and
-        ``follow``): searches run ripgrep meanwhile."""
-        self.following = False
+        ``follow``): meanwhile each search first catches up with the disk, as after a
+        change tether made (``_caught_up``), and runs ripgrep when that takes too long.
+        (It once stopped answering instead; but a mere read of a file whose name is not
+        UTF-8 kills the watch, and ripgrep's own walk reads it: in such a workspace the
+        index answered next to nothing.)"""
+        self.paused = True
 
     def unsure(self) -> None:
         """tether itself may just have changed files (a command, a patch, an MCP tool that
@@ -270,6 +276,8 @@ class WorkspaceIndex:
         ``CATCH_UP_S`` at most for the pass that does so (git's list of what may have
         changed, or a walk comparing sizes and mtimes), which goes on in the background;
         not at all where the last one took longer (a big tree outside git)."""
+        if self.paused:
+            self._marked += 1  # no watcher tells the changes: the disk itself is asked
         wait = CATCH_UP_S if self._catch_up_s <= CATCH_UP_S else 0
         deadline = asyncio.get_running_loop().time() + wait
         while self._caught < self._marked:
