@@ -12,7 +12,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from tether.index.database import Database, Seen
+from tether.index.database import Database, Seen, into_shard
 from tether.index.reading import absolute, belongs, examine, relative
 from tether.index.symbols import Definition, supported, taken
 from tether.tools.ignore import enters, walk_files
@@ -44,6 +44,15 @@ def examined(root: Path, paths: Sequence[Path], define: bool = False) -> Batch:
         if define and file.kind == "text" and (text := file.text) is not None:
             found.append((file.rel, taken(file.rel, text)))
     return Batch(seen, lost, found if define else None)
+
+
+def examined_into(
+    root: Path, paths: Sequence[Path], define: bool, shard: Path, first_doc: int
+) -> Batch:
+    """``examined``, the documents written into ``shard`` already (numbered from
+    ``first_doc``, one number a path): what a worker process does for a long pass."""
+    batch = examined(root, paths, define)
+    return Batch(into_shard(shard, batch.seen, first_doc), batch.lost, batch.defined)
 
 
 def record(db: Database, batch: Batch, gone: Iterable[bytes] = ()) -> None:

@@ -4,11 +4,13 @@ workspace, and its definitions.
 In the server, reading the files, taking their words and parsing them share one GIL with
 the writes, and an FTS5 insert makes no progress while Python runs on another thread
 (measured), so a pass on the server's threads uses one core. A pass over ``FROM_FILES``
-files or more reads them in worker processes instead: one reads the next batches while
-the server writes the last (the writes are the longer part), and one per core (up to
-four) parses for the definitions. On the bench's big tree (41,394 files, 2 cores, side
-by side) the index was searchable after 8.2 to 10.8 s instead of 11.5, its definitions
-taken in 15 s instead of 29.
+files or more reads them in worker processes instead, one per core (up to four): each
+reads a batch and writes its documents into a shard of the index no other is writing
+(``Database.shards``: the writes are the longer part, and a database takes one writer at
+a time), the server recording the files; then each parses for the definitions. On the
+bench's big tree (41,391 files, 2 cores, side by side) the index was searchable after
+8.3 to 8.5 s, where one reading worker beside the server's writes took 9.5 to 11.5 and
+the server's threads alone 11.5; its definitions were taken in 15 to 19 s instead of 29.
 
 The workers are started for the pass (``spawn``: the same on every platform) and stopped
 and reaped after it. A worker's standard output is the server's, inherited: ``quiet``
@@ -42,7 +44,6 @@ T = TypeVar("T")
 # Fewer are read on a thread (a worker takes ~0.3 s to start). At 2,450 files (the stdlib)
 # the build took as long either way, the definitions 2.6-3.0 s instead of 4.2-4.6.
 FROM_FILES = 2_000
-AHEAD = 2  # batches being read while the server writes one
 
 
 def cores() -> int:
@@ -108,35 +109,52 @@ async def read(
     workers: Workers | None,
     going_on: Callable[[int], bool],
 ) -> None:
-    """Read the batches into ``db`` in order (``gone`` dropped with the first), telling
-    ``going_on`` how many files are in after each (False: stop there). In ``workers``
-    the next batches are read while one is written; without, each on a thread."""
+    """Read the batches into ``db`` (``gone`` dropped with the first recorded), telling
+    ``going_on`` how many files are in after each (False: stop there). Without
+    ``workers``, each in turn on a thread; in ``workers``, as many at once as there are
+    workers, each writing its documents into a shard no other batch is writing
+    (``Database.shards``), and recorded by the server as each is done."""
     done = 0
-    waiting = deque(batches)
-    ahead: deque[asyncio.Future[reads.Batch]] = deque()
-    try:
-        while waiting or ahead:
-            while workers is not None and waiting and len(ahead) < AHEAD:
-                paths = waiting.popleft()
-                ahead.append(asyncio.ensure_future(_examined(workers, root, paths, define)))
-            if ahead:
-                batch = await ahead.popleft()
-            else:
-                batch = await asyncio.to_thread(reads.examined, root, waiting.popleft(), define)
+    if workers is None:
+        for paths in batches:
+            batch = await asyncio.to_thread(reads.examined, root, paths, define)
             await asyncio.to_thread(reads.record, db, batch, gone)
             gone = ()
             done += len(batch.seen) + len(batch.lost)
             if not going_on(done):
                 return
-    finally:
-        for pending in ahead:
-            pending.cancel()
-        await asyncio.gather(*ahead, return_exceptions=True)
-
-
-async def _examined(workers: Workers, root: Path, paths: list[Path], define: bool) -> reads.Batch:
+        return
+    free = await asyncio.to_thread(db.shards, workers.count)
+    first_doc = await asyncio.to_thread(db.reserve, sum(map(len, batches)))
+    waiting = deque(batches)
+    running: dict[asyncio.Future[reads.Batch], Path] = {}  # each batch, and its shard
     try:
-        return await workers.run(reads.examined, root, paths, define)
+        while waiting or running:
+            while waiting and free:
+                paths, shard = waiting.popleft(), free.pop()
+                into = _examined(workers, root, paths, define, shard, first_doc)
+                running[asyncio.ensure_future(into)] = shard
+                first_doc += len(paths)
+            finished, _ = await asyncio.wait(running, return_when=asyncio.FIRST_COMPLETED)
+            for task in finished:
+                free.append(running.pop(task))
+                batch = task.result()
+                await asyncio.to_thread(reads.record, db, batch, gone)
+                gone = ()
+                done += len(batch.seen) + len(batch.lost)
+                if not going_on(done):
+                    return
+    finally:
+        for pending in running:
+            pending.cancel()
+        await asyncio.gather(*running, return_exceptions=True)
+
+
+async def _examined(
+    workers: Workers, root: Path, paths: list[Path], define: bool, shard: Path, first_doc: int
+) -> reads.Batch:
+    try:
+        return await workers.run(reads.examined_into, root, paths, define, shard, first_doc)
     except BrokenProcessPool:
         log.warning("a worker reading %d files died; they are read again here", len(paths))
         # Without their definitions: its parser may be what died.

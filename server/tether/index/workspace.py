@@ -27,7 +27,7 @@ from collections.abc import Iterable
 from pathlib import Path
 
 from tether.index import freshness, reads, workers
-from tether.index.database import Database
+from tether.index.database import Database, shard_files
 from tether.index.literals import required
 from tether.index.progress import NoProgress, Progress
 from tether.index.reading import absolute, relative
@@ -155,7 +155,7 @@ class WorkspaceIndex:
             return not self._closing  # what is read is committed; the next start reads the rest
 
         batches = [read[start : start + BATCH] for start in range(0, max(len(read), 1), BATCH)]
-        async with workers.for_pass(len(read), 1) as pool:
+        async with workers.for_pass(len(read), workers.cores()) as pool:
             await workers.read(self.root, db, batches, found.gone, define, pool, going_on)
         if self._closing:
             return
@@ -174,8 +174,11 @@ class WorkspaceIndex:
                 self._db = Database(self.path)
             except sqlite3.DatabaseError as exc:  # not a database (a crash, a stray file):
                 log.warning("the workspace index was unreadable (%s); building it anew", exc)
-                for stale in (self.path, *(Path(f"{self.path}{end}") for end in ("-wal", "-shm"))):
+                ends = ("-wal", "-shm")
+                for stale in (self.path, *(Path(f"{self.path}{end}") for end in ends)):
                     stale.unlink(missing_ok=True)  # it is only ever rebuilt from the disk
+                for stale in shard_files(self.path):
+                    stale.unlink(missing_ok=True)
                 self._db = Database(self.path)
         if self._db.garbage() > max(self._db.count(), 1000):
             self._db.clear()  # more dead documents than live ones: start again

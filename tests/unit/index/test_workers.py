@@ -17,7 +17,7 @@ import pytest
 from tests.support import dying
 from tests.unit.tools import write
 from tether.index import reads, workers, workspace
-from tether.index.database import Database
+from tether.index.database import Database, Seen, into_shard, shard_files
 from tether.index.reading import MAX_INDEXED_BYTES, relative
 from tether.index.workspace import WorkspaceIndex
 from tether.tools.base import Symbols
@@ -66,7 +66,7 @@ async def test_workers_build_the_index_the_servers_threads_build(
     started: list[int] = []
     monkeypatch.setattr(workers.Workers, "_start", _counting(started))
     processes = await build(tree, tmp_path / "processes.sqlite3")
-    assert started == [1, workers.cores()]  # one reads for the build, the cores parse
+    assert started == [workers.cores()] * 2  # the cores read for the build, then parse
     for pattern in ("marker_7", "shared_word", "Thing1", r"run_\d+"):
         found = await processes.candidates(pattern, False)
         assert found is not None
@@ -160,3 +160,69 @@ async def test_batches_whose_reader_died_are_read_again_without_their_definition
     # The batches in flight when it died (the one read ahead too) keep no definitions.
     assert first <= {bytes(rel) for rel, done in parsed.items() if not done} <= first | second
     db.close()
+
+
+async def test_a_long_pass_writes_its_documents_into_shards_that_searches_ask(
+    tree: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Each worker writes its batches' documents into a shard of its own, side by side (one
+    database takes one writer at a time). A file changed later gets a document in the
+    database itself; its old one, in a shard, is no longer found. Starting afresh (too much
+    garbage) removes the shards; an unreadable database is built anew without them."""
+    monkeypatch.setattr(workers, "FROM_FILES", 1)
+    monkeypatch.setattr(workspace, "BATCH", 7)
+    path = tmp_path / "index.sqlite3"
+    index = await build(tree, path)
+    for n in range(workers.cores()):  # every shard holds documents
+        shard = sqlite3.connect(path.with_name(f"index.sqlite3.grams{n}"))
+        assert shard.execute("SELECT count(*) FROM grams_docsize").fetchone()[0] > 0
+        shard.close()
+    assert await found(index, "marker_7") == {b"notes/n7.txt"}
+    write(tree, "notes/n7.txt", "rewritten_marker\n")
+    index.changed([tree / "notes/n7.txt"])
+    assert await found(index, "marker_7") == set()
+    assert await found(index, "rewritten_marker") == {b"notes/n7.txt"}
+    await index.close()
+
+    reopened = Database(path)
+    reopened.clear()
+    reopened.close()
+    assert shard_files(path) == []
+
+    index = await build(tree, path)
+    await index.close()
+    assert shard_files(path)
+    path.write_bytes(b"not a database at all" * 100)
+    index = await build(tree, path)
+    assert await index.candidates("shared_word", False) is not None
+    await index.close()
+
+
+async def test_documents_in_a_shard_that_no_file_names_change_no_answer(
+    tree: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A crash between a shard's commit and the server's leaves documents no file names
+    (the shard is written first): searches do not see them, and they are never reused."""
+    monkeypatch.setattr(workers, "FROM_FILES", 1)
+    path = tmp_path / "index.sqlite3"
+    index = await build(tree, path)
+    await index.close()
+    db = Database(path)
+    first = db.reserve(1)
+    shard = db.shards(workers.cores())[0]
+    db.close()
+    seen = [Seen(b"ghost.txt", 1, 5, "text", "orphan_marker")]
+    assert into_shard(shard, seen, first)[0].doc == first
+    index = await build(tree, path)
+    assert await found(index, "orphan_marker") == set()
+    await index.close()
+    db = Database(path)
+    assert db.reserve(1) > first
+    db.close()
+
+
+async def found(index: WorkspaceIndex, word: str) -> set[bytes]:
+    """The candidates for ``word`` but the files searched whatever the pattern."""
+    files = await index.candidates(word, False)
+    assert files is not None
+    return set(files) - {b"big.txt", b"late.txt"}
