@@ -62,6 +62,9 @@ def definitions(text: str, suffix: str) -> list[Definition]:
     found: list[Definition] = []
     seen: set[tuple[str, int]] = set()
     for node in _whole(tree.root_node):
+        # No deadline of its own: py-tree-sitter 0.26.1's ``progress_callback`` for a query
+        # keeps a pointer to options on its stack that the first match overwrites, and the
+        # next check calls through it (a segfault: one function, then 2,000 statements).
         cursor = QueryCursor(query)
         cursor.set_max_start_depth(MAX_START_DEPTH)
         for _, captures in cursor.matches(node):
