@@ -17,7 +17,10 @@ which writes its batches' documents into its shard while the others write theirs
 FTS5 insert is the build's longest part, and one database takes one writer at a time: two
 shards written side by side took 3.6 and 3.8 s where one took 7.2. A search asks every
 ``grams`` table. A shard's documents are committed before the files that name them, so a
-crash between leaves documents no file names, never a file without its trigrams.
+crash between leaves documents no file names, never a file without its trigrams. The
+shards are named in the database (a set, and how many), and each search follows what is
+named: a second server of the same index (two editor windows on one workspace) finds
+the documents the first one's workers wrote, and lets go of a set started afresh.
 
 A contentless table cannot delete a document without its old text, so a file that
 changes gets a new document and its old one is left behind, unreachable (no file names
@@ -27,7 +30,9 @@ Document ids are never reused (``next_doc``), so a dead document can never come 
 
 from __future__ import annotations
 
+import contextlib
 import glob
+import secrets
 import sqlite3
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, replace
@@ -84,12 +89,12 @@ class Database:
         self.db.execute("PRAGMA synchronous=NORMAL")
         self._count: int | None = None
         self._shards = 0  # attached as g0, g1, ...
+        self._shards_of: str | None = None  # the set of shards attached (``_follow_shards``)
         if self._meta("schema") not in (None, str(SCHEMA)):
             self.clear()
         self.db.executescript(_TABLES)
         self._set("schema", str(SCHEMA))
-        for _ in range(int(self._meta("shards") or 0)):
-            self._attach()
+        self._follow_shards()
 
     def close(self) -> None:
         self.db.close()
@@ -97,11 +102,10 @@ class Database:
     def clear(self) -> None:
         """Start again from nothing (a new schema, or too much garbage)."""
         self._count = None
-        while self._shards:
-            self._shards -= 1
-            self.db.execute(f"DETACH g{self._shards}")
+        self._detach()
         for shard in shard_files(self.path):
-            shard.unlink(missing_ok=True)
+            with contextlib.suppress(OSError):  # Windows: another server holds it open
+                shard.unlink()
         self.db.executescript(
             "DROP TABLE IF EXISTS files; DROP TABLE IF EXISTS grams; DROP TABLE IF EXISTS meta;"
             "DROP TABLE IF EXISTS symbols;"
@@ -109,14 +113,15 @@ class Database:
         self.db.executescript(_TABLES)
 
     def shards(self, count: int) -> list[Path]:
-        """The files of ``count`` shards, made and attached if there were fewer."""
-        while self._shards < count:
-            shard = self._shard(self._shards)
-            for stale in (shard, *(Path(f"{shard}{end}") for end in ("-wal", "-shm"))):
-                stale.unlink(missing_ok=True)  # made by a pass that crashed before naming it
-            self._attach()
-            self._set("shards", str(self._shards))
-        return [self._shard(n) for n in range(count)]
+        """The files of ``count`` shards, named (for every server of this index) and
+        attached if there were fewer."""
+        with self._transaction():  # one server at a time names them
+            of = self._meta("shards_of") or secrets.token_hex(4)
+            if int(self._meta("shards") or 0) < count:
+                self._set("shards_of", of)
+                self._set("shards", str(count))
+        self._follow_shards()
+        return [self._shard(of, n) for n in range(count)]
 
     def reserve(self, count: int) -> int:
         """The first of ``count`` document ids set aside for shards to use."""
@@ -125,18 +130,31 @@ class Database:
             self._set("next_doc", str(first + count))
         return first
 
-    def _shard(self, n: int) -> Path:
-        return self.path.with_name(f"{self.path.name}.grams{n}")
+    def _follow_shards(self) -> None:
+        """Attach the shards named, as another server may have named more since, or
+        started again from nothing (a new set, under another name)."""
+        of, count = self._meta("shards_of"), int(self._meta("shards") or 0)
+        if of != self._shards_of:
+            self._detach()
+            self._shards_of = of
+        while of is not None and self._shards < count:
+            name = f"g{self._shards}"
+            self.db.execute(f"ATTACH ? AS {name}", (str(self._shard(of, self._shards)),))
+            self.db.execute(f"PRAGMA {name}.journal_mode=WAL")
+            self.db.execute(
+                f"CREATE VIRTUAL TABLE IF NOT EXISTS {name}.grams USING fts5("
+                "body, tokenize='trigram', content='', detail='none')"
+            )
+            self._shards += 1
 
-    def _attach(self) -> None:
-        name = f"g{self._shards}"
-        self.db.execute(f"ATTACH ? AS {name}", (str(self._shard(self._shards)),))
-        self.db.execute(f"PRAGMA {name}.journal_mode=WAL")
-        self.db.execute(
-            f"CREATE VIRTUAL TABLE IF NOT EXISTS {name}.grams USING fts5("
-            "body, tokenize='trigram', content='', detail='none')"
-        )
-        self._shards += 1
+    def _detach(self) -> None:
+        while self._shards:
+            self._shards -= 1
+            self.db.execute(f"DETACH g{self._shards}")
+        self._shards_of = None
+
+    def _shard(self, of: str, n: int) -> Path:
+        return self.path.with_name(f"{self.path.name}.grams-{of}-{n}")
 
     def known(self) -> dict[bytes, tuple[int, int]]:
         """Every file in the index, with the mtime and size it had when it was read."""
@@ -184,6 +202,7 @@ class Database:
             "(" + " AND ".join('"' + gram.replace('"', '""') + '"' for gram in branch) + ")"
             for branch in branches
         )
+        self._follow_shards()
         docs = " UNION ALL ".join(
             f"SELECT rowid AS doc FROM {table}.grams WHERE grams MATCH :query"
             for table in ("main", *(f"g{n}" for n in range(self._shards)))

@@ -187,10 +187,12 @@ async def test_a_long_pass_writes_its_documents_into_shards_that_searches_ask(
     monkeypatch.setattr(workspace, "BATCH", 7)
     path = tmp_path / "index.sqlite3"
     index = await build(tree, path)
-    for n in range(workers.cores()):  # every shard holds documents
-        shard = sqlite3.connect(path.with_name(f"index.sqlite3.grams{n}"))
+    named = Database(path)
+    for name in named.shards(workers.cores()):  # every shard holds documents
+        shard = sqlite3.connect(name)
         assert shard.execute("SELECT count(*) FROM grams_docsize").fetchone()[0] > 0
         shard.close()
+    named.close()
     assert await found(index, "marker_7") == {b"notes/n7.txt"}
     write(tree, "notes/n7.txt", "rewritten_marker\n")
     index.changed([tree / "notes/n7.txt"])
@@ -240,3 +242,26 @@ async def found(index: WorkspaceIndex, word: str) -> set[bytes]:
     files = await index.candidates(word, False)
     assert files is not None
     return set(files) - {b"big.txt", b"late.txt"}
+
+
+def test_a_second_server_of_the_index_follows_the_shards_the_first_names(tmp_path: Path) -> None:
+    """Two editor windows on one workspace share its index: the shards one server's
+    workers write, named after the other opened it, are searched by both; and once the
+    index starts again from nothing (a new set of shards), neither searches the old set."""
+    path = tmp_path / "index.sqlite3"
+    first, second = Database(path), Database(path)
+    shard = first.shards(2)[1]
+    seen = [Seen(b"a.py", 1, 9, "text", "shared_marker"), Seen(b"b.py", 1, 9, "text", "other")]
+    first.put(into_shard(shard, seen, first.reserve(len(seen))))
+    branches = [["sha", "har", "are", "red"]]
+    assert second.matching(branches, 10, 1.0) == [(b"a.py", "text")]
+
+    first.clear()
+    assert second.matching(branches, 10, 1.0) == []
+    shard = first.shards(2)[0]
+    moved = [Seen(b"c.py", 1, 9, "text", "shared_marker")]
+    first.put(into_shard(shard, moved, first.reserve(len(moved))))
+    assert second.matching(branches, 10, 1.0) == [(b"c.py", "text")]
+    assert first.matching(branches, 10, 1.0) == [(b"c.py", "text")]
+    first.close()
+    second.close()
