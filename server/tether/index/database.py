@@ -94,6 +94,10 @@ class Database:
             self.clear()
         self.db.executescript(_TABLES)
         self._set("schema", str(SCHEMA))
+        self.db.execute(
+            "INSERT OR IGNORE INTO meta VALUES ('generation', ?)", (secrets.token_hex(8),)
+        )
+        self._generation = self._meta("generation")  # the index as this server built on it
         self._follow_shards()
 
     def close(self) -> None:
@@ -111,6 +115,17 @@ class Database:
             "DROP TABLE IF EXISTS symbols;"
         )
         self.db.executescript(_TABLES)
+        self._generation = secrets.token_hex(8)
+        self._set("generation", self._generation)
+
+    def started_afresh(self) -> bool:
+        """Whether another server of this index (a second editor window) started it again
+        from nothing since this one last built on it (``built_on``)."""
+        return self._meta("generation") != self._generation
+
+    def built_on(self) -> None:
+        """This server's pass over the index as it is now is done: it may answer from it."""
+        self._generation = self._meta("generation")
 
     def shards(self, count: int) -> list[Path]:
         """The files of ``count`` shards, named (for every server of this index) and

@@ -160,6 +160,7 @@ class WorkspaceIndex:
         if self._closing:
             return
         await asyncio.to_thread(freshness.record, self.root, db, git)
+        db.built_on()
         self.last_build = {
             "files": found.files,
             "read": len(read),
@@ -239,13 +240,24 @@ class WorkspaceIndex:
 
     async def _answering(self) -> Database | None:
         """The database, once it may answer: built, told of every change, caught up with
-        tether's own, and the changes told applied; else None."""
+        tether's own, the changes told applied, and not started again from nothing by
+        another server of it since (a second editor window: its rebuild may be partial,
+        so this one walks again, in the background); else None."""
         if not (self.ready and self.following) or self._db is None:
             return None
         if not await self._caught_up():
             return None
         await self.refresh()
-        return self._db if self.ready else None
+        if (db := self._db) is None or not self.ready:
+            return None
+        async with self._lock:
+            afresh = await asyncio.to_thread(db.started_afresh)
+        if afresh:
+            self.ready = False
+            if self._rebuilding is None or self._rebuilding.done():
+                self._rebuilding = asyncio.ensure_future(self.build())
+            return None
+        return db
 
     async def symbols(
         self, query: str, kind: str | None, under: Path, live: dict[Path, str]

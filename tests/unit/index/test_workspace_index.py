@@ -285,3 +285,22 @@ def test_the_count_of_files_follows_every_change(tmp_path: Path) -> None:
     db.clear()
     assert db.count() == 0
     db.close()
+
+
+async def test_an_index_another_server_started_afresh_is_walked_again_before_it_answers(
+    ws: Path, tmp_path: Path
+) -> None:
+    """Two editor windows on one workspace share its index. When one starts it again from
+    nothing (too much garbage), the other no longer answers from what may be a partial
+    rebuild: it runs ripgrep, walks again in the background, and answers after."""
+    path = tmp_path / "index.sqlite3"
+    first, second = await built(ws, path), await built(ws, path)
+    assert "sub/b.py" in names(ws, await second.candidates("beta_marker", False))
+    assert first._db is not None
+    first._db.clear()  # as its _open does past the garbage
+    assert await second.candidates("beta_marker", False) is None
+    await second.settled()
+    assert "sub/b.py" in names(ws, await second.candidates("beta_marker", False))
+    assert "sub/b.py" in names(ws, await first.candidates("beta_marker", False))
+    await first.close()
+    await second.close()
