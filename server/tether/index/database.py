@@ -25,7 +25,9 @@ the documents the first one's workers wrote, and lets go of a set started afresh
 A contentless table cannot delete a document without its old text, so a file that
 changes gets a new document and its old one is left behind, unreachable (no file names
 it); ``garbage`` counts those, and the index is rebuilt when they outnumber the live ones.
-Document ids are never reused (``next_doc``), so a dead document can never come back.
+Document ids are never reused (``next_doc``) until then, so a dead document can never come
+back. Starting again from nothing gives the index a new ``generation``: another server of
+it (``started_afresh``) then stops answering until it has walked the workspace again.
 """
 
 from __future__ import annotations
