@@ -72,8 +72,10 @@ async def rows(workspace: Path, state: Path, quick: bool, reps: int) -> list[Row
         tree, files, size = await asyncio.to_thread(big_tree, state.parent)
         label = f"{files:,} files, {size / 1e6:,.0f} MB"
     index = WorkspaceIndex(tree, state / "index-bench.sqlite3")
-    built, cpu, workers = await _cold_build(index, define=not quick)
+    # The tree in the page cache first, for both: this VM gives its cache back to the host
+    # within minutes, and a first pass read from the disk took rg 29 s where the next took 2.
     one_pass = await _rg_once(rg, tree, "zq_no_such_text_zq")
+    built, cpu, workers = await _cold_build(index, define=not quick)
     searchable = float(index.last_build["total_s"])  # index-grep answers from it from here
     out = [
         Row(
@@ -109,8 +111,15 @@ async def _cold_build(index: WorkspaceIndex, define: bool) -> tuple[float, float
 
 
 async def _rg_once(rg: str, tree: Path, pattern: str) -> float:
-    await _rg(rg, tree, pattern, True)  # the tree in the page cache, as for the index
-    return await _rg(rg, tree, pattern, True)
+    """One pass of rg over the tree once it is in the page cache: passes until one is no
+    more than a fifth faster than the one before (five at most), the faster of the two."""
+    last = await _rg(rg, tree, pattern, True)
+    for _ in range(4):
+        took = await _rg(rg, tree, pattern, True)
+        if took >= last * 0.8:
+            return min(took, last)
+        last = took
+    return last
 
 
 async def _rg(rg: str, tree: Path, pattern: str, case: bool) -> float:
