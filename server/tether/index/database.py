@@ -11,16 +11,10 @@ an index on (doc, kind) answers a search's join without reading the table itself
 ``symbols`` holds each file's definitions, kept in the order of their paths (no index
 beside it: a third less room).
 
-A first build of many files writes its documents into shards beside the database (a
-``grams`` table each, in a file of its own, attached): one per worker process, each of
-which writes its batches' documents into its shard while the others write theirs. An
-FTS5 insert is the build's longest part, and one database takes one writer at a time: two
-shards written side by side took 3.6 and 3.8 s where one took 7.2. A search asks every
-``grams`` table. A shard's documents are committed before the files that name them, so a
-crash between leaves documents no file names, never a file without its trigrams. The
-shards are named in the database (a set, and how many), and each search follows what is
-named: a second server of the same index (two editor windows on one workspace) finds
-the documents the first one's workers wrote, and lets go of a set started afresh.
+A first build of many files writes its documents into shards beside the database
+(``shards``), searched with it. A shard's documents are committed before the files that
+name them, so a crash between leaves documents no file names, never a file without its
+trigrams.
 
 A contentless table cannot delete a document without its old text, so a file that
 changes gets a new document and its old one is left behind, unreachable (no file names
@@ -32,8 +26,6 @@ it (``started_afresh``) then stops answering until it has walked the workspace a
 
 from __future__ import annotations
 
-import contextlib
-import glob
 import secrets
 import sqlite3
 from collections.abc import Iterable, Sequence
@@ -41,6 +33,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Literal
 
+from tether.index import shards
 from tether.index.symbols import Definition
 
 SCHEMA = 3  # 3: a document holds the file's words (literals.words), not its text; the
@@ -51,7 +44,7 @@ SCHEMA = 3  # 3: a document holds the file's words (literals.words), not its tex
 # whatever the pattern (as is a late file past the cap: a file without a document).
 Kind = Literal["text", "binary", "late", "wide", "big"]
 
-_TABLES = """
+_TABLES = f"""
 CREATE TABLE IF NOT EXISTS files(
     path BLOB PRIMARY KEY, doc INTEGER, mtime_ns INTEGER, size INTEGER, kind TEXT,
     parsed INTEGER NOT NULL DEFAULT 0
@@ -62,9 +55,7 @@ CREATE TABLE IF NOT EXISTS symbols(
 DROP INDEX IF EXISTS files_doc;
 CREATE INDEX IF NOT EXISTS files_doc_kind ON files(doc, kind);
 CREATE TABLE IF NOT EXISTS meta(key TEXT PRIMARY KEY, value TEXT) WITHOUT ROWID;
-CREATE VIRTUAL TABLE IF NOT EXISTS grams USING fts5(
-    body, tokenize='trigram', content='', detail='none'
-);
+CREATE VIRTUAL TABLE IF NOT EXISTS grams USING {shards.GRAMS};
 """
 
 
@@ -90,8 +81,7 @@ class Database:
         self.db.execute("PRAGMA journal_mode=WAL")
         self.db.execute("PRAGMA synchronous=NORMAL")
         self._count: int | None = None
-        self._shards = 0  # attached as g0, g1, ...
-        self._shards_of: str | None = None  # the set of shards attached (``_follow_shards``)
+        self._attached = shards.Attached(self.db, path)
         if self._meta("schema") not in (None, str(SCHEMA)):
             self.clear()
         self.db.executescript(_TABLES)
@@ -108,10 +98,8 @@ class Database:
     def clear(self) -> None:
         """Start again from nothing (a new schema, or too much garbage)."""
         self._count = None
-        self._detach()
-        for shard in shard_files(self.path):
-            with contextlib.suppress(OSError):  # Windows: another server holds it open
-                shard.unlink()
+        self._attached.detach()
+        shards.remove(self.path)
         self.db.executescript(
             "DROP TABLE IF EXISTS files; DROP TABLE IF EXISTS grams; DROP TABLE IF EXISTS meta;"
             "DROP TABLE IF EXISTS symbols;"
@@ -138,7 +126,7 @@ class Database:
                 self._set("shards_of", of)
                 self._set("shards", str(count))
         self._follow_shards()
-        return [self._shard(of, n) for n in range(count)]
+        return [shards.path_of(self.path, of, n) for n in range(count)]
 
     def reserve(self, count: int) -> int:
         """The first of ``count`` document ids set aside for shards to use."""
@@ -148,30 +136,9 @@ class Database:
         return first
 
     def _follow_shards(self) -> None:
-        """Attach the shards named, as another server may have named more since, or
-        started again from nothing (a new set, under another name)."""
-        of, count = self._meta("shards_of"), int(self._meta("shards") or 0)
-        if of != self._shards_of:
-            self._detach()
-            self._shards_of = of
-        while of is not None and self._shards < count:
-            name = f"g{self._shards}"
-            self.db.execute(f"ATTACH ? AS {name}", (str(self._shard(of, self._shards)),))
-            self.db.execute(f"PRAGMA {name}.journal_mode=WAL")
-            self.db.execute(
-                f"CREATE VIRTUAL TABLE IF NOT EXISTS {name}.grams USING fts5("
-                "body, tokenize='trigram', content='', detail='none')"
-            )
-            self._shards += 1
-
-    def _detach(self) -> None:
-        while self._shards:
-            self._shards -= 1
-            self.db.execute(f"DETACH g{self._shards}")
-        self._shards_of = None
-
-    def _shard(self, of: str, n: int) -> Path:
-        return self.path.with_name(f"{self.path.name}.grams-{of}-{n}")
+        """Attach the shards named (another server may have named more since, or started
+        again from nothing)."""
+        self._attached.follow(self._meta("shards_of"), int(self._meta("shards") or 0))
 
     def known(self) -> dict[bytes, tuple[int, int]]:
         """Every file in the index, with the mtime and size it had when it was read."""
@@ -221,8 +188,8 @@ class Database:
         )
         self._follow_shards()
         docs = " UNION ALL ".join(
-            f"SELECT rowid AS doc FROM {table}.grams WHERE grams MATCH :query"
-            for table in ("main", *(f"g{n}" for n in range(self._shards)))
+            f"SELECT rowid AS doc FROM {schema}.grams WHERE grams MATCH :query"
+            for schema in self._attached.schemas()
         )
         # Counted first, in the trigram tables alone (1 ms where naming 10,000 took 7): the
         # documents left behind by changed files count too, so this may say None a little
@@ -322,31 +289,15 @@ class Database:
         return _Transaction(self.db)
 
 
-def shard_files(path: Path) -> list[Path]:
-    """The shards of the database at ``path`` on disk (with their WAL files)."""
-    return sorted(path.parent.glob(f"{glob.escape(path.name)}.grams*"))
-
-
 def into_shard(shard: Path, seen: Sequence[Seen], first_doc: int) -> list[Seen]:
-    """Write the documents of ``seen`` into the shard at ``shard`` (its own connection, in
-    one transaction, numbered from ``first_doc``); the files as ``put`` then records them."""
-    db = sqlite3.connect(shard, isolation_level=None, timeout=60)
-    try:
-        db.execute("PRAGMA synchronous=NORMAL")
-        written: list[Seen] = []
-        rows: list[tuple[int, str]] = []
-        for n, file in enumerate(seen):
-            if file.words is None:
-                written.append(file)
-                continue
-            rows.append((first_doc + n, file.words))
-            written.append(replace(file, words=None, doc=first_doc + n))
-        db.execute("BEGIN IMMEDIATE")
-        db.executemany("INSERT INTO grams(rowid, body) VALUES (?, ?)", rows)
-        db.execute("COMMIT")
-        return written
-    finally:
-        db.close()
+    """Write the documents of ``seen`` into the shard at ``shard``, numbered from
+    ``first_doc``; the files as ``put`` then records them."""
+    documents = [(first_doc + n, f.words) for n, f in enumerate(seen) if f.words is not None]
+    shards.write(shard, documents)
+    return [
+        file if file.words is None else replace(file, words=None, doc=first_doc + n)
+        for n, file in enumerate(seen)
+    ]
 
 
 class _Transaction:

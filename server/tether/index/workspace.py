@@ -26,8 +26,8 @@ import time
 from collections.abc import Iterable
 from pathlib import Path
 
-from tether.index import freshness, reads, workers
-from tether.index.database import Database, shard_files
+from tether.index import freshness, reads, shards, workers
+from tether.index.database import Database
 from tether.index.literals import required
 from tether.index.progress import NoProgress, Progress
 from tether.index.reading import absolute, relative
@@ -178,8 +178,7 @@ class WorkspaceIndex:
                 ends = ("-wal", "-shm")
                 for stale in (self.path, *(Path(f"{self.path}{end}") for end in ends)):
                     stale.unlink(missing_ok=True)  # it is only ever rebuilt from the disk
-                for stale in shard_files(self.path):
-                    stale.unlink(missing_ok=True)
+                shards.remove(self.path)
                 self._db = Database(self.path)
         if self._db.garbage() > max(self._db.count(), 1000):
             self._db.clear()  # more dead documents than live ones: start again

@@ -18,8 +18,9 @@ import pytest
 from tests.support import dying
 from tests.unit.tools import write
 from tether.index import reads, workers, workspace
-from tether.index.database import Database, Seen, into_shard, shard_files
+from tether.index.database import Database, Seen, into_shard
 from tether.index.reading import MAX_INDEXED_BYTES, relative
+from tether.index.shards import files as shard_files
 from tether.index.workspace import WorkspaceIndex
 from tether.tools.base import Symbols
 
