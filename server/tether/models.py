@@ -7,6 +7,7 @@ what the provider is handed, and what ``tether.history`` / ``tether.run`` return
 from __future__ import annotations
 
 import json
+import math
 import re
 from datetime import UTC, datetime
 from typing import Any, Literal
@@ -84,9 +85,21 @@ def parse_arguments(text: str) -> Any:
             f"the arguments nest {deepest} levels deep; the limit is {MAX_ARGUMENT_DEPTH}"
         )
     try:
-        return json.loads(text or "{}")
+        return json.loads(text or "{}", parse_constant=_not_json, parse_float=_finite)
     except RecursionError:
         raise ArgumentsTooBig("the arguments nest too deep to read") from None
+
+
+def _not_json(name: str) -> Any:
+    # Python reads NaN and Infinity; no JSON encoder that checks writes them back, so a
+    # call holding one would make every later request of its session fail to encode.
+    raise ValueError(f"{name} is not a JSON number")
+
+
+def _finite(text: str) -> float:
+    if not math.isfinite(value := float(text)):
+        raise ValueError(f"{text[:40]} is past the largest number JSON carries")
+    return value
 
 
 def shortened(value: Any, limit: int) -> Any:

@@ -157,6 +157,25 @@ async def test_arguments_nested_deep_are_an_error_and_the_session_still_loads(
     assert call["arguments"].startswith("[not shown: the arguments nest")
 
 
+async def test_a_number_json_cannot_carry_is_an_error_and_never_reaches_the_editor(
+    start_editor: StartEditor, stub: ProviderStub
+) -> None:
+    # Python reads NaN; the editor's JSON.parse does not, and an Anthropic request holding
+    # it could not be encoded at all: every later round of the session failed.
+    editor = await start_editor()
+    (editor.workspace / "a.txt").write_text("one\n")
+    stub.script(tool_calls(("fs-read", '{"path": "a.txt", "limit": NaN}')), text("ok"))
+
+    result = await editor.run("go")
+
+    assert result["status"] == "done"
+    (answer,) = await tool_messages(editor, result["session"])
+    assert answer["status"] == "error" and "NaN is not a JSON number" in answer["content"]
+    history = await editor.history(result["session"])
+    (call,) = history["messages"][1]["tool_calls"]
+    assert call["arguments"] == '{"path": "a.txt", "limit": NaN}'  # shown as sent, as text
+
+
 async def test_huge_arguments_are_refused_and_never_sent_whole_to_the_editor(
     start_editor: StartEditor, stub: ProviderStub
 ) -> None:

@@ -7,7 +7,7 @@ import sys
 import pytest
 from pydantic import TypeAdapter, ValidationError
 
-from tether.models import MAX_TOKENS, ToolCall, Usage
+from tether.models import MAX_TOKENS, ToolCall, Usage, parse_arguments
 
 SENT = TypeAdapter(object)  # what the LSP front does to a call's arguments
 
@@ -49,3 +49,14 @@ def test_the_depth_of_any_arguments_is_measured_in_one_pass(text: str) -> None:
         "ToolCall(id='c', name='fs-read', arguments=sys.stdin.read()).parsed_arguments()"
     )
     subprocess.run([sys.executable, "-c", check], input=text, text=True, timeout=20, check=True)
+
+
+@pytest.mark.parametrize("number", ["NaN", "Infinity", "-Infinity", "1e999", "-2.5E+400"])
+def test_a_number_json_cannot_carry_is_no_valid_arguments(number: str) -> None:
+    # Python's reader takes them and no checking JSON writer gives them back: an Anthropic
+    # session whose history held {"x": NaN} could send no request again (ValueError).
+    raw = f'{{"path": "a.py", "limit": {number}}}'
+    with pytest.raises(ValueError, match="JSON"):
+        parse_arguments(raw)
+    assert ToolCall(id="c", name="fs-read", arguments=raw).parsed_arguments() == raw
+    assert parse_arguments('{"limit": 1.5e300}') == {"limit": 1.5e300}
