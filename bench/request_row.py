@@ -1,5 +1,5 @@
 """A row: building the request for a session of 5,000 messages, as ``Agent.reply`` builds it
-each round (the compaction check, the context loaded from the store, the provider's body),
+each round (the compaction check, the context loaded from the store, the body as sent),
 against the goal of 10 ms. The session: 1,250 rounds of a prompt, a reply with one call,
 its result, and an answer in words (the messages a coding session holds)."""
 
@@ -47,7 +47,7 @@ async def row(workspace: Path, state: Path, reps: int) -> Row:
         start, began = time.perf_counter(), time.process_time()
         await compactor.maybe_compact(session)
         messages = compactor.context(session)
-        provider.body(ChatRequest(system="system", messages=tuple(messages)), "bench")
+        provider.request_body(ChatRequest(system="system", messages=tuple(messages)), "bench")
         times.append(time.perf_counter() - start)
         cpu.append(time.process_time() - began)
         count = len(messages)
@@ -59,6 +59,6 @@ async def row(workspace: Path, state: Path, reps: int) -> Row:
         ms(took),
         f"{GOAL_S * 1e3:.0f} ms (goal)",
         ratio(took, GOAL_S),
-        f"{count} messages, a round after the first: compaction check, context, provider body;"
+        f"{count} messages, a round after the first: compaction check, context, body as sent;"
         f" CPU {ms(statistics.median(cpu[1:]))}; the turn's first round {ms(times[0])}",
     )

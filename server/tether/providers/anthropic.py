@@ -3,12 +3,15 @@
 from __future__ import annotations
 
 from collections.abc import AsyncGenerator
+from dataclasses import dataclass
 from typing import Any
 
 import httpx
 
+from tether.config import ProviderSettings
 from tether.models import AssistantMessage, Message, ToolMessage, Usage, UserMessage
 from tether.providers.base import ChatRequest, StreamEvent, ToolSpec
+from tether.providers.encoded import Encodings, dumps
 from tether.providers.failures import ended_early, failed_mid_reply
 from tether.providers.sse import aiter_sse, json_object
 from tether.providers.streaming import Gathered, HTTPProvider, tokens
@@ -19,6 +22,10 @@ RETRY_ERRORS = frozenset({"overloaded_error", "api_error", "rate_limit_error"})
 
 
 class AnthropicProvider(HTTPProvider):
+    def __init__(self, settings: ProviderSettings, client: httpx.AsyncClient | None = None) -> None:
+        super().__init__(settings, client)
+        self._parts = Encodings(_part)
+
     def url(self) -> str:
         # The API's own base has no /v1; accept one given with it too.
         return f"{self.settings.resolved_base_url().removesuffix('/v1')}/v1/messages"
@@ -31,7 +38,6 @@ class AnthropicProvider(HTTPProvider):
         body: dict[str, Any] = {
             "model": model,
             "max_tokens": self.settings.max_tokens,
-            "messages": to_anthropic_messages(request.messages),
             "stream": True,
         }
         if request.system:
@@ -39,6 +45,9 @@ class AnthropicProvider(HTTPProvider):
         if request.tools:
             body["tools"] = [to_anthropic_tool(spec) for spec in request.tools]
         return body
+
+    def messages(self, request: ChatRequest) -> list[str]:
+        return to_anthropic_turns(self._parts.of(request.messages))
 
     def cut_off_hint(self) -> str:
         return f"raise tether.provider.max_tokens (now {self.settings.max_tokens})"
@@ -88,39 +97,66 @@ def to_anthropic_tool(spec: ToolSpec) -> dict[str, Any]:
     return {"name": spec.name, "description": spec.description, "input_schema": spec.parameters}
 
 
-def to_anthropic_messages(messages: tuple[Message, ...]) -> list[dict[str, Any]]:
+@dataclass(frozen=True, slots=True)
+class _Part:
+    """One message's part of a turn: its blocks as JSON text, and what orders them."""
+
+    role: str
+    blocks: tuple[str, ...]
+    answers: tuple[str | None, ...]  # by block: the call a tool result answers
+    calls: tuple[str, ...] = ()  # an assistant message's call ids, in the order made
+
+
+def _part(message: Message) -> _Part:
+    # By exact type: see openai.to_openai_message.
+    if type(message) is UserMessage:
+        return _Part("user", (dumps({"type": "text", "text": message.content}),), (None,))
+    if type(message) is ToolMessage:
+        r = message.result
+        block: dict[str, Any] = {
+            "type": "tool_result",
+            "tool_use_id": r.call_id,
+            "content": r.content,
+        }
+        block |= {"is_error": True} if r.status != "ok" else {}
+        return _Part("user", (dumps(block),), (r.call_id,))
+    assert type(message) is AssistantMessage
+    content, calls = message.content, message.tool_calls
+    blocks: list[dict[str, Any]] = [{"type": "text", "text": content}] if content else []
+    blocks += [_tool_use(c.id, c.name, c.parsed_arguments()) for c in calls]
+    ids = tuple(c.id for c in calls)
+    return _Part("assistant", tuple(map(dumps, blocks)), (None,) * len(blocks), ids)
+
+
+def to_anthropic_turns(parts: list[_Part]) -> list[str]:
     """Our transcript as the API wants it: user and assistant turns strictly alternating.
 
     The results of one reply's calls become one user turn of ``tool_result`` blocks, in
     the order the calls were made; text said to the model after them (the batch nudge)
     closes that same turn, since tool results must come first in it.
     """
-    wire: list[dict[str, Any]] = []
+    turns: list[tuple[str, list[tuple[str | None, str]]]] = []
     order: dict[str, int] = {}  # call id -> its place among its reply's calls
-    for message in messages:  # by exact type: see to_openai_messages
-        if type(message) is UserMessage:
-            _add(wire, "user", [{"type": "text", "text": message.content}])
-        elif type(message) is AssistantMessage:
-            content, calls = message.content, message.tool_calls
-            blocks: list[dict[str, Any]] = [{"type": "text", "text": content}] if content else []
-            blocks += [_tool_use(c.id, c.name, c.parsed_arguments()) for c in calls]
-            order |= {c.id: at for at, c in enumerate(calls)}
-            if blocks:  # the API refuses an empty turn; an empty reply says nothing anyway
-                _add(wire, "assistant", blocks)
-        elif type(message) is ToolMessage:
-            r = message.result
-            block = {"type": "tool_result", "tool_use_id": r.call_id, "content": r.content}
-            _add(wire, "user", [block | ({"is_error": True} if r.status != "ok" else {})])
-    for turn in wire:
-        if turn["role"] == "user":
-            turn["content"].sort(key=lambda block: _place(block, order))
+    for part in parts:
+        order |= {call: at for at, call in enumerate(part.calls)}
+        if not part.blocks:  # the API refuses an empty turn; an empty reply says nothing anyway
+            continue
+        if turns and turns[-1][0] == part.role:
+            turns[-1][1].extend(zip(part.answers, part.blocks, strict=True))
+        else:
+            turns.append((part.role, list(zip(part.answers, part.blocks, strict=True))))
+    wire = []
+    for role, blocks in turns:
+        if role == "user":
+            blocks.sort(key=lambda block: _place(block[0], order))
+        wire.append(f'{{"role":"{role}","content":[{",".join(text for _, text in blocks)}]}}')
     return wire
 
 
-def _place(block: dict[str, Any], order: dict[str, int]) -> tuple[int, int]:
+def _place(answers: str | None, order: dict[str, int]) -> tuple[int, int]:
     """Tool results first, in call order (they are stored as they finish); then text."""
-    if block["type"] == "tool_result":
-        return (0, order.get(block["tool_use_id"], len(order)))
+    if answers is not None:
+        return (0, order.get(answers, len(order)))
     return (1, 0)
 
 
@@ -128,13 +164,6 @@ def _tool_use(call_id: str, name: str, arguments: dict[str, Any] | str) -> dict[
     # The API takes only an object; arguments that never parsed were answered with an error.
     args = arguments if isinstance(arguments, dict) else {}
     return {"type": "tool_use", "id": call_id, "name": name, "input": args}
-
-
-def _add(wire: list[dict[str, Any]], role: str, blocks: list[dict[str, Any]]) -> None:
-    if wire and wire[-1]["role"] == role:
-        wire[-1]["content"] += blocks
-    else:
-        wire.append({"role": role, "content": blocks})
 
 
 def _index(data: dict[str, Any]) -> int:

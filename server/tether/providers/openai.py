@@ -8,15 +8,21 @@ from typing import Any
 
 import httpx
 
+from tether.config import ProviderSettings
 from tether.models import AssistantMessage, Message, ToolMessage, Usage, UserMessage
 from tether.providers.base import ChatRequest, StreamEvent, ToolSpec
 from tether.providers.body import read_at_most
+from tether.providers.encoded import Encodings, dumps
 from tether.providers.failures import ended_early, failed_mid_reply, over_limit
 from tether.providers.sse import aiter_sse, json_object
 from tether.providers.streaming import REPLY_LIMIT, Gathered, HTTPProvider, PartialCall, tokens
 
 
 class OpenAIProvider(HTTPProvider):
+    def __init__(self, settings: ProviderSettings, client: httpx.AsyncClient | None = None) -> None:
+        super().__init__(settings, client)
+        self._encoded = Encodings(_encoded)
+
     def url(self) -> str:
         return f"{self.settings.resolved_base_url()}/chat/completions"
 
@@ -27,13 +33,16 @@ class OpenAIProvider(HTTPProvider):
     def body(self, request: ChatRequest, model: str) -> dict[str, Any]:
         body: dict[str, Any] = {
             "model": model,
-            "messages": to_openai_messages(request.system, request.messages),
             "stream": True,
             "stream_options": {"include_usage": True},
         }
         if request.tools:
             body["tools"] = [to_openai_tool(spec) for spec in request.tools]
         return body
+
+    def messages(self, request: ChatRequest) -> list[str]:
+        system = [dumps({"role": "system", "content": request.system})] if request.system else []
+        return system + self._encoded.of(request.messages)
 
     def cut_off_hint(self) -> str:
         return "the model's output limit or context window on the server is too small for it"
@@ -89,33 +98,31 @@ def to_openai_tool(spec: ToolSpec) -> dict[str, Any]:
     }
 
 
-def to_openai_messages(system: str, messages: tuple[Message, ...]) -> list[dict[str, Any]]:
-    wire: list[dict[str, Any]] = [{"role": "system", "content": system}] if system else []
+def to_openai_message(message: Message) -> dict[str, Any]:
     # By exact type, not `match` class patterns: each of those is an isinstance check through
-    # pydantic's ABC metaclass, and a long session's request is built each round (3x faster).
-    for message in messages:
-        if type(message) is UserMessage:
-            wire.append({"role": "user", "content": message.content})
-        elif type(message) is ToolMessage:
-            result = message.result
-            wire.append({"role": "tool", "tool_call_id": result.call_id, "content": result.content})
-        elif type(message) is AssistantMessage:
-            content, calls = message.content, message.tool_calls
-            out: dict[str, Any] = {"role": "assistant", "content": content or None}
-            if calls:
-                out["tool_calls"] = [
-                    {
-                        "id": c.id,
-                        "type": "function",
-                        "function": {"name": c.name, "arguments": c.arguments},
-                    }
-                    for c in calls
-                ]
-            else:
-                # Some servers reject a null content on a call-less assistant message.
-                out["content"] = content
-            wire.append(out)
-    return wire
+    # pydantic's ABC metaclass (3x slower on a long session's first request).
+    if type(message) is UserMessage:
+        return {"role": "user", "content": message.content}
+    if type(message) is ToolMessage:
+        result = message.result
+        return {"role": "tool", "tool_call_id": result.call_id, "content": result.content}
+    assert type(message) is AssistantMessage
+    content, calls = message.content, message.tool_calls
+    if not calls:
+        # Some servers reject a null content on a call-less assistant message.
+        return {"role": "assistant", "content": content}
+    return {
+        "role": "assistant",
+        "content": content or None,
+        "tool_calls": [
+            {"id": c.id, "type": "function", "function": {"name": c.name, "arguments": c.arguments}}
+            for c in calls
+        ],
+    }
+
+
+def _encoded(message: Message) -> str:
+    return dumps(to_openai_message(message))
 
 
 def _add(call: PartialCall, delta: dict[str, Any]) -> PartialCall:

@@ -22,6 +22,7 @@ from tether.errors import ConfigError
 from tether.models import MAX_TOKENS, Reply, ToolCall, Usage
 from tether.outbound import keep_secret
 from tether.providers.base import ChatRequest, StreamEvent, TextDelta
+from tether.providers.encoded import body_json
 from tether.providers.failures import cut_off, missing_model, over_limit, unexpected_shape
 from tether.providers.retry import stream_with_retries
 
@@ -43,8 +44,12 @@ class HTTPProvider(ABC):
         http_request = self._client.build_request(
             "POST",
             self.url(),
-            json=self.body(request, self.settings.model),
-            headers={"Accept": "text/event-stream", **self.headers()},
+            content=self.request_body(request, self.settings.model),
+            headers={
+                "Accept": "text/event-stream",
+                "Content-Type": "application/json",
+                **self.headers(),
+            },
             # Per request, so the settings' timeouts hold for a client passed in too.
             timeout=self._timeout,
         )
@@ -77,8 +82,16 @@ class HTTPProvider(ABC):
     @abstractmethod
     def headers(self) -> dict[str, str]: ...
 
+    def request_body(self, request: ChatRequest, model: str) -> bytes:
+        return body_json(self.body(request, model), self.messages(request))
+
     @abstractmethod
-    def body(self, request: ChatRequest, model: str) -> dict[str, Any]: ...
+    def body(self, request: ChatRequest, model: str) -> dict[str, Any]:
+        """The body's fields, but for its messages."""
+
+    @abstractmethod
+    def messages(self, request: ChatRequest) -> list[str]:
+        """The JSON text of each of the body's messages (``encoded.Encodings``)."""
 
     @abstractmethod
     def read_reply(self, response: httpx.Response) -> AsyncGenerator[StreamEvent, None]:

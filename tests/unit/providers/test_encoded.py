@@ -1,0 +1,102 @@
+"""Each message's JSON encoded once, reused while it stays in the request, and a body
+built from those pieces that is the body a fresh build would send."""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+
+import pytest
+
+from tether.config import ProviderSettings
+from tether.models import (
+    AssistantMessage,
+    Message,
+    ToolCall,
+    ToolMessage,
+    ToolResult,
+    UserMessage,
+)
+from tether.providers.anthropic import AnthropicProvider
+from tether.providers.base import ChatRequest
+from tether.providers.encoded import Encodings, body_json, dumps
+from tether.providers.openai import OpenAIProvider
+from tether.providers.streaming import HTTPProvider
+
+
+def counted() -> tuple[Encodings[str], Counter[str]]:
+    made: Counter[str] = Counter()
+
+    def encode(message: Message) -> str:
+        assert isinstance(message, UserMessage)
+        made[message.content] += 1
+        return dumps(message.content)
+
+    return Encodings(encode), made
+
+
+def test_a_message_is_encoded_once_while_it_stays_in_the_request() -> None:
+    encodings, made = counted()
+    a, b, c = (UserMessage(content=name) for name in "abc")
+    assert encodings.of([a, b]) == ['"a"', '"b"']
+    assert encodings.of([a, b, c]) == ['"a"', '"b"', '"c"']
+    assert encodings.of([a, b, c]) == ['"a"', '"b"', '"c"']
+    assert made == {"a": 1, "b": 1, "c": 1}
+
+
+def test_a_request_that_starts_elsewhere_is_encoded_afresh() -> None:
+    encodings, made = counted()
+    a, b = UserMessage(content="a"), UserMessage(content="b")
+    encodings.of([a, b])
+    encodings.of([b])  # a compaction moved the start past a
+    assert encodings.of([b, UserMessage(content="b")]) == ['"b"', '"b"']  # equal, not the same
+    assert made == {"a": 1, "b": 3}
+
+
+@pytest.mark.parametrize("fields", [{"model": "m", "stream": True}, {}])
+def test_a_body_is_its_fields_and_then_its_messages(fields: dict[str, object]) -> None:
+    body = body_json(fields, ['{"role":"user","content":"é\\n"}', "{}"])
+    assert json.loads(body) == {**fields, "messages": [{"role": "user", "content": "é\n"}, {}]}
+    assert "é".encode() in body  # UTF-8 as it is, as httpx sent it
+
+
+def rounds() -> list[tuple[Message, ...]]:
+    """A session's requests round after round: each starts with the one before."""
+    calls = (
+        ToolCall(id="c1", name="fs-read", arguments='{"path": "a.py"}'),
+        ToolCall(id="c2", name="fs-read", arguments='{"path": "b.py", "x": NaN'),
+    )
+    first: tuple[Message, ...] = (
+        UserMessage(content="read both"),
+        AssistantMessage(content="Reading.", tool_calls=calls),
+        ToolMessage(result=ToolResult(call_id="c2", tool="fs-read", status="error", content="!")),
+        ToolMessage(result=ToolResult(call_id="c1", tool="fs-read", status="ok", content="1")),
+    )
+    second = (*first, UserMessage(content="batch call"))
+    third = (*first, AssistantMessage(content="Both read."), UserMessage(content="thanks"))
+    return [first, second, third, first[2:]]
+
+
+@pytest.mark.parametrize("kind", [OpenAIProvider, AnthropicProvider])
+async def test_reused_pieces_make_the_body_a_fresh_build_makes(kind: type[HTTPProvider]) -> None:
+    settings = ProviderSettings(model="m")
+    kept = kind(settings)
+    for messages in rounds():
+        request = ChatRequest(system="Be brief.", messages=messages)
+        fresh = kind(settings)
+        assert json.loads(kept.request_body(request, "m")) == json.loads(
+            fresh.request_body(request, "m")
+        )
+        await fresh.aclose()
+    await kept.aclose()
+
+
+@pytest.mark.parametrize("kind", [OpenAIProvider, AnthropicProvider])
+async def test_a_call_holding_nan_leaves_its_session_sendable(kind: type[HTTPProvider]) -> None:
+    call = ToolCall(id="c1", name="fs-read", arguments='{"path": "a.py", "limit": NaN}')
+    messages = (UserMessage(content="go"), AssistantMessage(tool_calls=(call,)))
+    provider = kind(ProviderSettings(model="m"))
+    body = json.loads(provider.request_body(ChatRequest(system="", messages=messages), "m"))
+    await provider.aclose()
+    sent = json.dumps(body["messages"][-1])
+    assert ('"input": {}' if kind is AnthropicProvider else "NaN}") in sent
