@@ -26,7 +26,7 @@ import time
 from collections.abc import Iterable
 from pathlib import Path
 
-from tether.index import freshness, reads, shards, workers
+from tether.index import build_lock, freshness, reads, shards, workers
 from tether.index.database import Database
 from tether.index.literals import required
 from tether.index.progress import NoProgress, Progress
@@ -98,27 +98,37 @@ class WorkspaceIndex:
 
     async def build(self, progress: Progress | None = None, define: bool = True) -> None:
         """Bring the index up to date with the disk: walk, and read what changed; then
-        (``define``) take the definitions of the files that need it."""
+        (``define``) take the definitions of the files that need it. Another server's
+        passes over the same index are waited for (``build_lock``)."""
         if self._closing:
             return
         progress = progress or NoProgress()
         self.ready = False
         progress.begin("tether: indexing the workspace")
+
+        def waiting() -> None:
+            progress.report("waiting for another tether window's build of this index", 0)
+
+        async with build_lock.held(self.path, waiting, lambda: self._closing) as mine:
+            ended = await self._passes(progress, define) if mine else "stopped"
+        progress.end(ended)
+
+    async def _passes(self, progress: Progress, define: bool) -> str:
+        """``build``'s passes; what to end its progress with."""
         marked = self._marked  # the walk below sees what tether changed before it
         try:
             async with self._lock:
                 await self._build(progress)
         except Exception as exc:  # the index is a speed-up: without it searches run rg
             log.warning("the workspace index could not be built: %s", exc)
-            progress.end("the index could not be built; searches run ripgrep")
-            return
+            return "the index could not be built; searches run ripgrep"
         self.ready, self._caught = True, max(self._caught, marked)
         try:
             if define:
                 await self._define(progress)
         except Exception as exc:
             log.warning("the workspace's definitions could not be indexed: %s", exc)
-        progress.end(f"indexed {self.last_build.get('files', 0):.0f} files")
+        return f"indexed {self.last_build.get('files', 0):.0f} files"
 
     async def _define(self, progress: Progress) -> None:
         """Take the definitions of every text file in a language the index parses, after the

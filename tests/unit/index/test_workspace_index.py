@@ -8,9 +8,10 @@ import sqlite3
 from pathlib import Path
 
 import pytest
+from filelock import FileLock
 
 from tests.unit.tools import git, init_repo, write
-from tether.index import workspace
+from tether.index import build_lock, workspace
 from tether.index.database import Database, Seen
 from tether.index.reading import MAX_INDEXED_BYTES
 from tether.index.workspace import BATCH, WorkspaceIndex
@@ -304,3 +305,65 @@ async def test_an_index_another_server_started_afresh_is_walked_again_before_it_
     assert "sub/b.py" in names(ws, await first.candidates("beta_marker", False))
     await first.close()
     await second.close()
+
+
+class Told:
+    """A build's progress, as the editor is told it."""
+
+    def __init__(self) -> None:
+        self.said: list[str] = []
+
+    def begin(self, title: str) -> None:
+        self.said.append(title)
+
+    def report(self, message: str, percentage: int) -> None:
+        self.said.append(message)
+
+    def end(self, message: str) -> None:
+        self.said.append(message)
+
+
+async def test_two_servers_of_one_index_build_it_once_the_second_waiting(
+    ws: Path, tmp_path: Path
+) -> None:
+    """Two editor windows opened on a new workspace: the second's passes wait for the
+    first's, then find nothing to read. (Both once read and wrote every file.)"""
+    path = tmp_path / "index.sqlite3"
+    first, second = WorkspaceIndex(ws, path), WorkspaceIndex(ws, path)
+    told = Told()
+    await asyncio.gather(first.build(), second.build(told))
+    assert first.last_build["read"] == 7  # the walk's files
+    assert second.last_build["read"] == 0
+    assert "waiting for another tether window's build of this index" in told.said
+    for index in (first, second):
+        index.follow()
+        assert "sub/b.py" in names(ws, await index.candidates("beta_marker", False))
+        await index.close()
+
+
+async def test_a_server_closing_while_it_waits_for_the_lock_stops_waiting(
+    ws: Path, tmp_path: Path
+) -> None:
+    path = tmp_path / "index.sqlite3"
+    other = FileLock(build_lock.path_of(path), thread_local=False)
+    other.acquire()  # another server's build goes on
+    index = WorkspaceIndex(ws, path)
+    told = Told()
+    waiting = asyncio.ensure_future(index.build(told))
+    await asyncio.sleep(0.1)
+    await index.close()
+    async with asyncio.timeout(2 * build_lock.POLL_S + 1):
+        await waiting
+    assert told.said[-1] == "stopped" and not index.ready
+    other.release()
+    again = await built(ws, path)  # the lock is free again: the next start builds
+    assert "sub/b.py" in names(ws, await again.candidates("beta_marker", False))
+    await again.close()
+
+
+async def test_where_no_lock_can_be_had_the_build_goes_on_without(ws: Path, tmp_path: Path) -> None:
+    path = tmp_path / "index.sqlite3"
+    build_lock.path_of(path).mkdir(parents=True)  # a directory where the lock file belongs
+    index = await built(ws, path)
+    assert "sub/b.py" in names(ws, await index.candidates("beta_marker", False))
+    await index.close()
