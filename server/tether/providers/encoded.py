@@ -2,10 +2,10 @@
 
 A session's request is rebuilt from its transcript every round, and all but its last few
 messages were in the request before: the context cache hands back the same message
-objects (frozen models) round after round, so what the last request's messages encoded to
-is kept and reused for those the next request starts with. What is kept is never more
-than one request's text. A compaction or a rewind (the request starts elsewhere) encodes
-the whole request once. A session of 5,000 messages: 12.8-15.9 ms a round to validate,
+objects (frozen models) round after round, so what a request's messages encoded to is
+kept and reused for those the next request of its session starts with. What is kept is
+never more than the last few requests' text. A compaction or a rewind (the request starts
+elsewhere) encodes the whole request once. A session of 5,000 messages: 12.8-15.9 ms a round to validate,
 convert and encode, now 2.4-2.7 ms.
 """
 
@@ -34,18 +34,25 @@ def body_json(fields: dict[str, Any], messages: Sequence[str]) -> bytes:
 
 
 class Encodings(Generic[Encoded]):
-    """What ``encode`` made of each message of the last request, reused for the messages
-    the next request starts with (by identity: they are the same objects)."""
+    """What ``encode`` made of each message of the last few requests, reused for the
+    messages a request starts with (by identity: they are the same objects). A few, not
+    one: sessions that run at once (an ACP client's, a scheduled task's beside the
+    person's) share the provider, and each would otherwise undo the other's."""
 
-    def __init__(self, encode: Callable[[Message], Encoded]) -> None:
+    def __init__(self, encode: Callable[[Message], Encoded], sessions: int = 4) -> None:
         self._encode = encode
-        self._messages: list[Message] = []
-        self._encoded: list[Encoded] = []
+        self._sessions = sessions
+        self._kept: list[tuple[list[Message], list[Encoded]]] = []  # the latest last
 
     def of(self, messages: Sequence[Message]) -> list[Encoded]:
+        # A request of the same session starts with the same first message.
+        start = messages[0] if messages else None
+        at = next((i for i, kept in enumerate(self._kept) if kept[0][0] is start), None)
+        before = self._kept.pop(at) if at is not None else ([], [])
         # Compared in C (map, index): 0.1 ms for 5,000, where a loop took 1.5.
-        alike = list(map(operator.is_, self._messages, messages))
+        alike = list(map(operator.is_, before[0], messages))
         same = alike.index(False) if False in alike else len(alike)
-        encoded = self._encoded[:same] + [self._encode(m) for m in messages[same:]]
-        self._messages, self._encoded = list(messages), encoded
+        encoded = before[1][:same] + [self._encode(m) for m in messages[same:]]
+        if messages:
+            self._kept = [*self._kept[-(self._sessions - 1) :], (list(messages), encoded)]
         return encoded

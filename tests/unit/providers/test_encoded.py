@@ -53,6 +53,19 @@ def test_a_request_that_starts_elsewhere_is_encoded_afresh() -> None:
     assert made == {"a": 1, "b": 3}
 
 
+def test_sessions_that_run_at_once_each_keep_theirs_a_few_at_most() -> None:
+    encodings, made = counted()
+    sessions = [[UserMessage(content=f"{n}")] for n in range(5)]
+    for _ in range(3):  # a round of each session in turn, each a message longer
+        for n, messages in enumerate(sessions[:4]):
+            messages.append(UserMessage(content=f"{n}"))
+            encodings.of(messages)
+    assert made == {f"{n}": 4 for n in range(4)}  # each message once
+    encodings.of(sessions[4])  # a fifth session: the one left alone longest is let go
+    encodings.of(sessions[0])
+    assert made["0"] == 8 and made["1"] == 4
+
+
 @pytest.mark.parametrize("fields", [{"model": "m", "stream": True}, {}])
 def test_a_body_is_its_fields_and_then_its_messages(fields: dict[str, object]) -> None:
     body = body_json(fields, ['{"role":"user","content":"é\\n"}', "{}"])
