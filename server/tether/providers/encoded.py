@@ -5,8 +5,8 @@ messages were in the request before: the context cache hands back the same messa
 objects (frozen models) round after round, so what a request's messages encoded to is
 kept and reused for those the next request of its session starts with. What is kept is
 never more than the last few requests' text. A compaction or a rewind (the request starts
-elsewhere) encodes the whole request once. A session of 5,000 messages: 12.8-15.9 ms a round to validate,
-convert and encode, now 2.4-2.7 ms.
+elsewhere) encodes the whole request once. A round of a session of 5,000 messages took
+12.8-15.9 ms to validate, convert and encode; now 0.6-3.0 ms, the body as sent.
 """
 
 from __future__ import annotations
