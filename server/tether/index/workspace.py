@@ -118,6 +118,7 @@ class WorkspaceIndex:
         marked = self._marked  # the walk below sees what tether changed before it
         try:
             async with self._lock:
+                await asyncio.to_thread(self._tidied)
                 await self._build(progress)
         except Exception as exc:  # the index is a speed-up: without it searches run rg
             log.warning("the workspace index could not be built: %s", exc)
@@ -190,9 +191,16 @@ class WorkspaceIndex:
                     stale.unlink(missing_ok=True)  # it is only ever rebuilt from the disk
                 shards.remove(self.path)
                 self._db = Database(self.path)
-        if self._db.garbage() > max(self._db.count(), 1000):
-            self._db.clear()  # more dead documents than live ones: start again
         return self._db
+
+    def _tidied(self) -> Database:
+        """The database, started again from nothing when its dead documents outnumber the
+        live ones: only by a pass that holds the build lock (``build``), never by a
+        catch-up, which would drop the tables under another server's build."""
+        db = self._open()
+        if db.garbage() > max(db.count(), 1000):
+            db.clear()
+        return db
 
     def changed(self, paths: Iterable[Path]) -> None:
         """Files created, changed or deleted (as the editor's watcher or its saves tell):

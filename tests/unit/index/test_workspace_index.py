@@ -298,7 +298,7 @@ async def test_an_index_another_server_started_afresh_is_walked_again_before_it_
     first, second = await built(ws, path), await built(ws, path)
     assert "sub/b.py" in names(ws, await second.candidates("beta_marker", False))
     assert first._db is not None
-    first._db.clear()  # as its _open does past the garbage
+    first._db.clear()  # as its build does past the garbage
     assert await second.candidates("beta_marker", False) is None
     await second.settled()
     assert "sub/b.py" in names(ws, await second.candidates("beta_marker", False))
@@ -366,4 +366,25 @@ async def test_where_no_lock_can_be_had_the_build_goes_on_without(ws: Path, tmp_
     build_lock.path_of(path).mkdir(parents=True)  # a directory where the lock file belongs
     index = await built(ws, path)
     assert "sub/b.py" in names(ws, await index.candidates("beta_marker", False))
+    await index.close()
+
+
+async def test_only_a_build_starts_the_index_afresh_never_a_catch_up(
+    ws: Path, tmp_path: Path
+) -> None:
+    """Past the garbage the index starts again from nothing: in a build, which holds the
+    build lock, not in the quick pass a search makes after tether changed files (another
+    server's build would lose its tables under it)."""
+    path = tmp_path / "index.sqlite3"
+    index = await built(ws, path)
+    assert index._db is not None
+    index._db.set_meta("garbage", "5000")
+    before = index._db.meta("generation")
+    index.unsure()  # a command ran: the next search catches up first
+    write(ws, "c.py", "gamma_marker = 3\n")
+    assert "c.py" in names(ws, await index.candidates("gamma_marker", False))
+    assert index._db.meta("generation") == before
+    await index.build()
+    assert index._db.meta("generation") != before and index._db.garbage() == 0
+    assert "c.py" in names(ws, await index.candidates("gamma_marker", False))
     await index.close()
