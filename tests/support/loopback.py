@@ -66,8 +66,9 @@ class Headers(dict[str, str]):
 
 
 class LoopbackStub:
-    """Records ``requests`` (bodies), ``headers`` and ``arrivals`` (when each came, by
-    ``time.monotonic()``); answers them with what was scripted."""
+    """Records ``requests`` (bodies), ``headers``, ``arrivals`` (when each came, by
+    ``time.monotonic()``) and ``connections`` (how many were opened); answers them with
+    what was scripted."""
 
     route: ClassVar[str]  # the one path served, e.g. "/v1/chat/completions"
     base_path: ClassVar[str]  # what ``url`` ends with, e.g. "/v1"
@@ -77,6 +78,7 @@ class LoopbackStub:
         self.requests: list[dict[str, Any]] = []
         self.headers: list[dict[str, str]] = []
         self.arrivals: list[float] = []  # time.monotonic() as each request arrived
+        self.connections = 0  # opened by clients: a kept-alive one serves many requests
         self._queue: deque[Scripted] = deque()
         # Guards the queue and the records; notified at each request and at stop.
         self._lock = threading.Condition()
@@ -185,6 +187,7 @@ class _Server(ThreadingHTTPServer):
     def process_request(self, request: Any, client_address: Any) -> None:
         with self._connections_lock:
             self._connections.add(request)
+            self.stub.connections += 1
         super().process_request(request, client_address)
 
     def shutdown_request(self, request: Any) -> None:

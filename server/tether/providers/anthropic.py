@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import AsyncGenerator
+from collections.abc import AsyncGenerator, AsyncIterator
 from dataclasses import dataclass
 from typing import Any
 
@@ -52,11 +52,13 @@ class AnthropicProvider(HTTPProvider):
     def cut_off_hint(self) -> str:
         return f"raise tether.provider.max_tokens (now {self.settings.max_tokens})"
 
-    async def read_reply(self, response: httpx.Response) -> AsyncGenerator[StreamEvent, None]:
+    async def read_reply(
+        self, response: httpx.Response, body: AsyncIterator[bytes]
+    ) -> AsyncGenerator[StreamEvent, None]:
         reply = Gathered()
         usage: Usage | None = None
         stop_reason = None
-        async for event in aiter_sse(response):
+        async for event in aiter_sse(body):
             data = json_object(event.data)
             match data.get("type") or event.event:
                 case "message_start":

@@ -9,6 +9,8 @@ never by what the provider sent.
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import zlib
 from collections.abc import AsyncGenerator, AsyncIterable, AsyncIterator
 from contextlib import aclosing
@@ -18,6 +20,7 @@ import httpx
 from tether.providers.failures import BrokenStream
 
 PIECE = 64 * 1024  # the most bytes handed on at once
+FINISH_S, FINISH_BYTES = 0.2, PIECE  # what a server may send after a whole reply
 # Content codings tether reads, as httpx does; any other is passed on as it came.
 WBITS = {"gzip": zlib.MAX_WBITS | 16, "x-gzip": zlib.MAX_WBITS | 16, "deflate": zlib.MAX_WBITS}
 
@@ -39,13 +42,34 @@ async def pieces(response: httpx.Response) -> AsyncGenerator[bytes, None]:
 
 async def read_at_most(response: httpx.Response, limit: int) -> tuple[bytes, bool]:
     """The first ``limit`` bytes of the body, and whether there were more (left unread)."""
-    body = bytearray()
     async with aclosing(pieces(response)) as read:  # stopped early, its inflater goes at once
-        async for piece in read:
-            body += piece
-            if len(body) > limit:
-                return bytes(body[:limit]), True
-    return bytes(body), False
+        return await first_bytes(read, limit)
+
+
+async def first_bytes(body: AsyncIterable[bytes], limit: int) -> tuple[bytes, bool]:
+    """The first ``limit`` bytes of ``body`` (``pieces``), and whether there were more."""
+    kept = bytearray()
+    async for piece in body:
+        kept += piece
+        if len(kept) > limit:
+            return bytes(kept[:limit]), True
+    return bytes(kept), False
+
+
+async def finished(body: AsyncIterator[bytes]) -> None:
+    """The rest of a body whose reply is whole, read: only a body read to its end gives
+    its connection back to the pool, and a body left with its last bytes unread (the
+    chunked body's end after ``[DONE]`` or ``message_stop``) cost every request a new
+    connection (a TCP and TLS handshake with the provider, each round of a turn). What a
+    server sends past the reply is given ``FINISH_S`` and ``FINISH_BYTES`` at most; past
+    them, or on any error, the connection is closed as before."""
+    left = FINISH_BYTES
+    with contextlib.suppress(TimeoutError, httpx.HTTPError, BrokenStream):
+        async with asyncio.timeout(FINISH_S):
+            async for piece in body:
+                left -= len(piece)
+                if left < 0:
+                    return
 
 
 async def _once(content: bytes) -> AsyncIterator[bytes]:

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import json
-from collections.abc import AsyncGenerator
+from collections.abc import AsyncGenerator, AsyncIterator
 from typing import Any
 
 import httpx
@@ -11,7 +11,7 @@ import httpx
 from tether.config import ProviderSettings
 from tether.models import AssistantMessage, Message, ToolMessage, Usage, UserMessage
 from tether.providers.base import ChatRequest, StreamEvent, ToolSpec
-from tether.providers.body import read_at_most
+from tether.providers.body import first_bytes
 from tether.providers.encoded import Encodings, dumps
 from tether.providers.failures import ended_early, failed_mid_reply, over_limit
 from tether.providers.sse import aiter_sse, json_object
@@ -47,16 +47,18 @@ class OpenAIProvider(HTTPProvider):
     def cut_off_hint(self) -> str:
         return "the model's output limit or context window on the server is too small for it"
 
-    async def read_reply(self, response: httpx.Response) -> AsyncGenerator[StreamEvent, None]:
+    async def read_reply(
+        self, response: httpx.Response, body: AsyncIterator[bytes]
+    ) -> AsyncGenerator[StreamEvent, None]:
         reply = Gathered()
         if response.headers.get("content-type", "").startswith("application/json"):
             # Some servers and proxies ignore ``stream`` and answer all at once.
-            body, more = await read_at_most(response, REPLY_LIMIT)
+            data, more = await first_bytes(body, REPLY_LIMIT)
             if more:
                 raise over_limit(
                     f"a reply of more than {REPLY_LIMIT:,} bytes, past tether's reply limit"
                 )
-            whole = _checked(json_object(body.decode("utf-8", "replace")))
+            whole = _checked(json_object(data.decode("utf-8", "replace")))
             choice = (whole.get("choices") or [{}])[0]
             message = choice.get("message") or {}
             if message.get("content"):
@@ -68,7 +70,7 @@ class OpenAIProvider(HTTPProvider):
             return
         usage: Usage | None = None
         finish: str | None = None
-        async for event in aiter_sse(response):
+        async for event in aiter_sse(body):
             if event.data.strip() == "[DONE]":
                 break
             chunk = _checked(json_object(event.data))

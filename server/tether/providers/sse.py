@@ -18,9 +18,6 @@ from collections.abc import AsyncIterable, AsyncIterator
 from dataclasses import dataclass
 from typing import Any
 
-import httpx
-
-from tether.providers.body import pieces
 from tether.providers.failures import not_an_event, over_limit, size, unreadable
 
 FIELDS = frozenset({"data", "event", "id", "retry"})
@@ -126,10 +123,10 @@ async def iter_events(lines: AsyncIterable[str]) -> AsyncIterator[ServerSentEven
         yield event
 
 
-def aiter_sse(response: httpx.Response) -> AsyncIterator[ServerSentEvent]:
-    """The events of a streamed response, read in bounded pieces (httpx's own
-    ``aiter_lines`` would buffer a line without end)."""
-    return iter_events(iter_lines(pieces(response)))
+def aiter_sse(body: AsyncIterable[bytes]) -> AsyncIterator[ServerSentEvent]:
+    """The events of a streamed response's body, read in bounded pieces (``body.pieces``:
+    httpx's own ``aiter_lines`` would buffer a line without end)."""
+    return iter_events(iter_lines(body))
 
 
 def json_object(data: str) -> dict[str, Any]:

@@ -22,6 +22,7 @@ from tether.errors import ConfigError
 from tether.models import MAX_TOKENS, Reply, ToolCall, Usage
 from tether.outbound import keep_secret
 from tether.providers.base import ChatRequest, StreamEvent, TextDelta
+from tether.providers.body import finished, pieces
 from tether.providers.encoded import body_json
 from tether.providers.failures import cut_off, missing_model, over_limit, unexpected_shape
 from tether.providers.retry import stream_with_retries
@@ -62,12 +63,15 @@ class HTTPProvider(ABC):
         # Readers take each chunk at its word; one of a shape its API never sends (a
         # string where an object belongs, a number no integer holds) is reported here,
         # once, not crashed on.
-        try:
-            async with aclosing(self.read_reply(response)) as events:
-                async for event in events:
-                    yield event
-        except (LookupError, TypeError, AttributeError, ValueError, ArithmeticError) as exc:
-            raise unexpected_shape(exc) from exc
+        async with aclosing(pieces(response)) as body:
+            try:
+                async with aclosing(self.read_reply(response, body)) as events:
+                    async for event in events:
+                        if isinstance(event, Reply):
+                            await finished(body)  # its connection serves the next request
+                        yield event
+            except (LookupError, TypeError, AttributeError, ValueError, ArithmeticError) as exc:
+                raise unexpected_shape(exc) from exc
 
     async def aclose(self) -> None:
         if self._owns_client:
@@ -94,8 +98,11 @@ class HTTPProvider(ABC):
         """The JSON text of each of the body's messages (``encoded.Encodings``)."""
 
     @abstractmethod
-    def read_reply(self, response: httpx.Response) -> AsyncGenerator[StreamEvent, None]:
-        """Text deltas as they come, then the whole reply; ``BrokenStream`` if it breaks."""
+    def read_reply(
+        self, response: httpx.Response, body: AsyncIterator[bytes]
+    ) -> AsyncGenerator[StreamEvent, None]:
+        """Text deltas as they come, then the whole reply; ``BrokenStream`` if it breaks.
+        ``body``: the response's body in pieces (``body.pieces``), read from here."""
 
     @abstractmethod
     def cut_off_hint(self) -> str:

@@ -30,7 +30,7 @@ async def _events(*lines: str) -> list[ServerSentEvent]:
 
 
 async def _events_from_bytes(*chunks: bytes) -> list[ServerSentEvent]:
-    return [event async for event in aiter_sse(_streamed(chunks))]
+    return [event async for event in aiter_sse(pieces(_streamed(chunks)))]
 
 
 def _streamed(chunks: Iterable[bytes], headers: dict[str, str] | None = None) -> httpx.Response:
@@ -137,7 +137,7 @@ async def test_many_events_are_not_one_event() -> None:
     event = b"data: " + b"y" * 4090 + b"\n\n"
     count = 2 * EVENT_LIMIT // len(event)
     seen = 0
-    async for _ in aiter_sse(_streamed(itertools.repeat(event, count))):
+    async for _ in aiter_sse(pieces(_streamed(itertools.repeat(event, count)))):
         seen += 1
     assert seen == count
 
