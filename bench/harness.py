@@ -18,7 +18,8 @@ from tether.agent.plan import Counts
 from tether.config import Settings
 from tether.models import Reply, ToolCall, ToolMessage
 from tether.store import Store, StoredReply
-from tether.tools.base import Index, NoDocuments, NoIndex, Tool, ToolContext
+from tether.tools.base import NoDocuments, Tool, ToolContext
+from tether.tools.index_view import Index, NoIndex
 
 Spec = tuple[str, dict[str, Any]]  # a tool name and its arguments
 

@@ -20,7 +20,8 @@ from tether.index.progress import Progress
 from tether.index.workspace import WorkspaceIndex
 from tether.mcp_source import McpServers
 from tether.providers.base import ToolSpec
-from tether.tools.base import Documents, Editor, NoIndex, ToolContext, reads
+from tether.tools.base import Documents, Editor, ToolContext, reads
+from tether.tools.index_view import NoIndex
 from tether.tools.sandbox import Sandbox, check
 from tether.tools.toolbox import Toolbox
 

@@ -32,7 +32,7 @@ from tether.index.literals import required
 from tether.index.progress import NoProgress, Progress
 from tether.index.reading import absolute, relative
 from tether.index.symbols import like, rank, supported, taken
-from tether.tools.base import SymbolHit, Symbols
+from tether.tools.index_view import SymbolHit, Symbols
 
 log = logging.getLogger(__name__)
 BATCH = 400  # files read and committed at a time while building

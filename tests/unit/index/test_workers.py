@@ -22,7 +22,7 @@ from tether.index.database import Database, Seen, into_shard
 from tether.index.reading import MAX_INDEXED_BYTES, relative
 from tether.index.shards import files as shard_files
 from tether.index.workspace import WorkspaceIndex
-from tether.tools.base import Symbols
+from tether.tools.index_view import Symbols
 
 T = TypeVar("T")
 
