@@ -16,7 +16,8 @@ from tether.agent.dispatch import Dispatcher
 from tether.agent.schedule import Scheduler
 from tether.agent.turns import Turns
 from tether.config import Configuration
-from tether.index.workspace import WorkspaceIndex, database_path
+from tether.index.location import database_path
+from tether.index.workspace import WorkspaceIndex
 from tether.mcp_source import McpServers
 from tether.mcp_source.workspace import Permits, workspace_servers
 from tether.providers import Providers

@@ -2,37 +2,35 @@
 without reading what did not change, and told of every change while it serves.
 
 At start the index learns what changed since it was last up to date (``freshness``: git
-where it can tell, else a walk comparing sizes and mtimes) and reads just those files,
-in batches on a worker thread, reporting its progress; a search meanwhile is told the
-index is not ready (and runs ripgrep). The files' definitions follow, for
-``index-symbols``. It answers only while a watcher tells it of every change (``follow``:
-the editor's file watcher, or tether's own, ``watching``; ``unfollow`` when that one
-stops; while it is down for a while, ``pause``, each search first catches up with the
-disk); each change told is applied before the next search, so a search never misses a
-change it was told of. A change tether made itself (``unsure``: after a command, a
-patch) is caught up with before the next search, whatever the watcher's latency: the
-same quick pass as at start, or ripgrep when that pass takes too long. A change to an
-ignore file changes which files belong: the workspace is walked again, in the
-background.
+where it can tell, else a walk comparing sizes and mtimes) and reads just those files, in
+batches (``workers``), reporting its progress; meanwhile a search runs ripgrep. The
+files' definitions follow, for ``index-symbols``. It answers only while a watcher tells
+it of every change (``follow``: the editor's file watcher, or tether's own, ``watching``;
+``unfollow`` when that one stops; while it is down for a while, ``pause``, each search
+first catches up with the disk); each change told is applied before the next search. A
+change tether made itself (``unsure``: a command, a patch) is caught up with before the
+next search (``catching_up``). A change to an ignore file changes which files belong:
+the workspace is walked again, in the background.
 """
 
 from __future__ import annotations
 
 import asyncio
-import hashlib
 import logging
-import sqlite3
 import time
 from collections.abc import Iterable
 from pathlib import Path
 
-from tether.index import build_lock, freshness, reads, shards, workers
+from tether.index import build_lock, freshness, reads, workers
+from tether.index.catching_up import CatchingUp
 from tether.index.database import Database
 from tether.index.literals import required
+from tether.index.location import opened
 from tether.index.progress import NoProgress, Progress
-from tether.index.reading import absolute, relative
-from tether.index.symbols import like, rank, supported, taken
-from tether.tools.index_view import SymbolHit, Symbols
+from tether.index.reading import relative
+from tether.index.symbol_search import ranked
+from tether.index.symbols import like
+from tether.tools.index_view import Symbols
 
 log = logging.getLogger(__name__)
 BATCH = 400  # files read and committed at a time while building
@@ -40,13 +38,6 @@ BATCH = 400  # files read and committed at a time while building
 # count is in) is as fast: "self", 30% of a 41,394-file tree, 44 ms by the index, 16 walking.
 MAX_SHARE, ALWAYS_NARROWED = 0.25, 1_000
 MAX_SYMBOL_ROWS = 20_000  # definitions ranked per query at most
-CATCH_UP_S = 0.5  # how long a search waits for the index to catch up before running rg
-
-
-def database_path(state_dir: Path, workspace: Path) -> Path:
-    """Where a workspace's index lives: one file per workspace under ``state_dir``."""
-    digest = hashlib.sha256(str(workspace).encode(errors="surrogateescape")).hexdigest()
-    return state_dir / "index" / f"{digest[:24]}.sqlite3"
 
 
 class WorkspaceIndex:
@@ -64,9 +55,7 @@ class WorkspaceIndex:
         self._rebuilding: asyncio.Future[None] | None = None
         self._closing = False  # the server stops: a build ends at its next batch
         self._told: set[bytes] = set()  # changes applied since the last walk recorded git's
-        self._marked = self._caught = 0  # tether's own changes (``unsure``), and caught up
-        self._catching: asyncio.Future[bool] | None = None
-        self._catch_up_s = 0.0  # how long the last catch-up took
+        self._catching = CatchingUp()  # with tether's own changes (``unsure``)
         self._lost = False  # a watcher that told the changes stopped: never answer again
 
     @property
@@ -84,7 +73,7 @@ class WorkspaceIndex:
     def pause(self) -> None:
         """The watcher is down for a while (it starts again, then calls ``unsure`` and
         ``follow``): meanwhile each search first catches up with the disk, as after a
-        change tether made (``_caught_up``), and runs ripgrep when that takes too long.
+        change tether made (``catching_up``), and runs ripgrep when that takes too long.
         (It once stopped answering instead; but a mere read of a file whose name is not
         UTF-8 kills the watch, and ripgrep's own walk reads it: in such a workspace the
         index answered next to nothing.)"""
@@ -93,8 +82,8 @@ class WorkspaceIndex:
     def unsure(self) -> None:
         """tether itself may just have changed files (a command, a patch, an MCP tool that
         is not read-only): the next search catches up first, whatever the watcher's
-        latency (``_caught_up``)."""
-        self._marked += 1
+        latency (``catching_up``)."""
+        self._catching.mark()
 
     async def build(self, progress: Progress | None = None, define: bool = True) -> None:
         """Bring the index up to date with the disk: walk, and read what changed; then
@@ -115,7 +104,7 @@ class WorkspaceIndex:
 
     async def _passes(self, progress: Progress, define: bool) -> str:
         """``build``'s passes; what to end its progress with."""
-        marked = self._marked  # the walk below sees what tether changed before it
+        marked = self._catching.marked  # the walk below sees what tether changed before it
         try:
             async with self._lock:
                 await asyncio.to_thread(self._tidied)
@@ -123,7 +112,8 @@ class WorkspaceIndex:
         except Exception as exc:  # the index is a speed-up: without it searches run rg
             log.warning("the workspace index could not be built: %s", exc)
             return "the index could not be built; searches run ripgrep"
-        self.ready, self._caught = True, max(self._caught, marked)
+        self.ready = True
+        self._catching.up_to(marked)
         try:
             if define:
                 await self._define(progress)
@@ -182,15 +172,7 @@ class WorkspaceIndex:
 
     def _open(self) -> Database:
         if self._db is None:
-            try:
-                self._db = Database(self.path)
-            except sqlite3.DatabaseError as exc:  # not a database (a crash, a stray file):
-                log.warning("the workspace index was unreadable (%s); building it anew", exc)
-                ends = ("-wal", "-shm")
-                for stale in (self.path, *(Path(f"{self.path}{end}") for end in ends)):
-                    stale.unlink(missing_ok=True)  # it is only ever rebuilt from the disk
-                shards.remove(self.path)
-                self._db = Database(self.path)
+            self._db = opened(self.path)
         return self._db
 
     def _tidied(self) -> Database:
@@ -262,7 +244,9 @@ class WorkspaceIndex:
         so this one walks again, in the background); else None."""
         if not (self.ready and self.following) or self._db is None:
             return None
-        if not await self._caught_up():
+        if self.paused:
+            self._catching.mark()  # no watcher tells the changes: the disk itself is asked
+        if not await self._catching.caught_up(self._catch_up):
             return None
         await self.refresh()
         if (db := self._db) is None or not self.ready:
@@ -288,61 +272,29 @@ class WorkspaceIndex:
         async with self._lock:
             rows = await asyncio.to_thread(db.symbols, like(query), kind, prefix, MAX_SYMBOL_ROWS)
             done, files = (0, 0) if defined else await asyncio.to_thread(db.definitions_taken)
-        hits = [
-            SymbolHit(absolute(self.root, rel), line, found_kind, name)
-            for rel, name, found_kind, line in rows
-            if absolute(self.root, rel) not in live
-        ]
-        for path, text in live.items():
-            if path.is_relative_to(under) and supported(path.name):
-                rel = relative(self.root, path)
-                for found in await asyncio.to_thread(taken, rel, text):
-                    if kind is None or found.kind == kind:
-                        hits.append(SymbolHit(path, found.line, found.kind, found.name))
-        ranked = [(score, hit) for hit in hits if (score := rank(query, hit.name)) is not None]
-        ranked.sort(key=lambda pair: (pair[0], str(pair[1].path), pair[1].line))
-        return Symbols([hit for _, hit in ranked], files - done, files)
+        hits = await asyncio.to_thread(ranked, query, kind, self.root, under, rows, live)
+        return Symbols(hits, files - done, files)
 
-    async def _caught_up(self) -> bool:
-        """Whether the index has caught up with every change tether made itself, waiting
-        ``CATCH_UP_S`` at most for the pass that does so (git's list of what may have
-        changed, or a walk comparing sizes and mtimes), which goes on in the background;
-        not at all where the last one took longer (a big tree outside git)."""
-        if self.paused:
-            self._marked += 1  # no watcher tells the changes: the disk itself is asked
-        wait = CATCH_UP_S if self._catch_up_s <= CATCH_UP_S else 0
-        deadline = asyncio.get_running_loop().time() + wait
-        while self._caught < self._marked:
-            if self._catching is None or self._catching.done():
-                self._catching = asyncio.ensure_future(self._catch_up(self._marked))
-            try:
-                async with asyncio.timeout_at(deadline):
-                    if not await asyncio.shield(self._catching):
-                        return False
-            except TimeoutError:
-                return False
-        return True
-
-    async def _catch_up(self, marked: int) -> bool:
+    async def _catch_up(self) -> float | None:
+        """One pass catching up with tether's own changes; how long it took, None when
+        it could not run."""
         try:
             async with self._lock:
                 if self._db is None or self._closing:
-                    return False
+                    return None
                 began = time.perf_counter()
                 await self._build(NoProgress(), define=True)
-                self._catch_up_s = time.perf_counter() - began
+                return time.perf_counter() - began
         except Exception as exc:
             log.warning("the workspace index could not catch up (%s): searches run rg", exc)
-            return False
-        self._caught = max(self._caught, marked)
-        return True
+            return None
 
     async def close(self) -> None:
         """Close the database once the batch being read (if any) is committed."""
         self._closing = True
-        for running in (self._rebuilding, self._catching):
-            if running is not None:
-                await asyncio.gather(running, return_exceptions=True)
+        if self._rebuilding is not None:
+            await asyncio.gather(self._rebuilding, return_exceptions=True)
+        await self._catching.close()
         async with self._lock:
             if self._db is not None:
                 self._db.close()
