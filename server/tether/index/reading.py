@@ -49,6 +49,14 @@ class File:
 
 
 def relative(root: Path, path: Path) -> bytes:
+    """``path`` under ``root``, "/"-separated; ValueError when it is not under it. Cut from
+    its string where it starts with the root's (a third of the time to read a file for
+    the index went to ``Path.relative_to``)."""
+    full, base = os.fspath(path), os.fspath(root)
+    prefix = base if base.endswith(os.sep) else base + os.sep
+    if full.startswith(prefix) and len(full) > len(prefix):
+        below = full[len(prefix) :]
+        return os.fsencode(below if os.sep == "/" else below.replace(os.sep, "/"))
     return os.fsencode(path.relative_to(root).as_posix())
 
 
