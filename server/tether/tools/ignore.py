@@ -169,16 +169,17 @@ def walk_files(root: Path, top: Path) -> Iterator[Path]:
 
 
 def _walk(directory: Path, ignores: Ignores, depth: int, max_depth: int | None) -> Iterator[Entry]:
-    ignores = ignores.descend(directory)
     try:
         with os.scandir(directory) as scan:
             found = sorted(scan, key=lambda entry: entry.name)
     except OSError:
         return  # an unreadable directory is skipped, as ripgrep skips it
+    if any(item.name == ".gitignore" for item in found):  # most directories have none
+        ignores = ignores.descend(directory)
     for item in found:
         if item.name == ".git":
             continue
-        path = Path(item.path)
+        path = directory / item.name
         is_link = item.is_symlink()
         try:
             is_dir = item.is_dir()
