@@ -20,7 +20,7 @@ from typing import BinaryIO
 from tether.errors import ToolError
 from tether.index.database import Kind, Seen
 from tether.index.literals import words
-from tether.tools.ignore import excluded, walk_files
+from tether.tools.ignore import excluded, posix_below, walk_files
 from tether.tools.text import SNIFF_BYTES, open_regular
 
 MAX_INDEXED_BYTES = 2 * 2**20  # larger files are searched whole, every time
@@ -49,15 +49,8 @@ class File:
 
 
 def relative(root: Path, path: Path) -> bytes:
-    """``path`` under ``root``, "/"-separated; ValueError when it is not under it. Cut from
-    its string where it starts with the root's (a third of the time to read a file for
-    the index went to ``Path.relative_to``)."""
-    full, base = os.fspath(path), os.fspath(root)
-    prefix = base if base.endswith(os.sep) else base + os.sep
-    if full.startswith(prefix) and len(full) > len(prefix):
-        below = full[len(prefix) :]
-        return os.fsencode(below if os.sep == "/" else below.replace(os.sep, "/"))
-    return os.fsencode(path.relative_to(root).as_posix())
+    """``path`` under ``root``, "/"-separated; ValueError when it is not under it."""
+    return os.fsencode(posix_below(root, path))
 
 
 def absolute(root: Path, rel: bytes) -> Path:

@@ -33,7 +33,7 @@ class Ignores:
     def ignored(self, path: Path, is_dir: bool) -> bool:
         verdict = False
         for base, spec in self.rules:
-            rel = path.relative_to(base).as_posix() + ("/" if is_dir else "")
+            rel = posix_below(base, path) + ("/" if is_dir else "")
             # A name that is not UTF-8 (held with lone surrogates) as its ignore file's
             # patterns are read: each such byte is U+FFFD, which a wildcard matches.
             rel = _LONE_SURROGATE.sub("\ufffd", rel)
@@ -45,6 +45,18 @@ class Ignores:
     def descend(self, directory: Path) -> Ignores:
         spec = _load(directory / ".gitignore")
         return Ignores((*self.rules, (directory, spec))) if spec else self
+
+
+def posix_below(base: Path, path: Path) -> str:
+    """``path.relative_to(base).as_posix()``; ValueError when ``path`` is not under
+    ``base``. Cut from the path's string where it starts with the base's: ``relative_to``
+    parses both, half the time to tell whether an entry is ignored."""
+    full, start = os.fspath(path), os.fspath(base)
+    prefix = start if start.endswith(os.sep) else start + os.sep
+    if len(full) > len(prefix) and full.startswith(prefix):
+        below = full[len(prefix) :]
+        return below if os.sep == "/" else below.replace(os.sep, "/")
+    return path.relative_to(base).as_posix()
 
 
 def _lines(file: Path) -> list[str]:
