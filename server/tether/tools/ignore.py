@@ -186,7 +186,8 @@ def _walk(directory: Path, ignores: Ignores, depth: int, max_depth: int | None) 
             found = sorted(scan, key=lambda entry: entry.name)
     except OSError:
         return  # an unreadable directory is skipped, as ripgrep skips it
-    if any(item.name == ".gitignore" for item in found):  # most directories have none
+    # Most directories have none; on a filesystem that ignores case, ".GITIGNORE" is one.
+    if any(item.name.casefold() == ".gitignore" for item in found):
         ignores = ignores.descend(directory)
     for item in found:
         if item.name == ".git":

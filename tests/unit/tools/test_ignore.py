@@ -5,6 +5,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from tests.unit.tools import bytes_name, write
 from tether.tools.ignore import excluded, rules_above, walk
 
@@ -113,3 +115,17 @@ def test_names_that_are_not_utf8_are_judged_by_the_rules(tmp_path: Path) -> None
     bytes_name(tmp_path, b"caf\xe9.log")
     bytes_name(tmp_path, b"skip-\xe9.txt")
     assert names(tmp_path) == [".gitignore", "caf\udce9.txt"]
+
+
+def test_an_ignore_file_named_in_another_case_counts_where_the_filesystem_ignores_case(
+    tmp_path: Path,
+) -> None:
+    """On macOS and Windows, git and ripgrep open ".gitignore" and get ".GITIGNORE": the walk,
+    which reads a directory's ignore file only when its listing holds one, must see it too."""
+    write(tmp_path, "probe", "")
+    if not (tmp_path / "PROBE").exists():
+        pytest.skip("this filesystem tells names apart by case (Linux): no such file to read")
+    write(tmp_path, "sub/.GITIGNORE", "*.log\n")
+    write(tmp_path, "sub/a.log", "")
+    write(tmp_path, "sub/a.py", "")
+    assert "sub/a.py" in names(tmp_path) and "sub/a.log" not in names(tmp_path)
