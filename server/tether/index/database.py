@@ -81,6 +81,11 @@ class Database:
         self.db.execute("PRAGMA journal_mode=WAL")
         self.db.execute("PRAGMA synchronous=NORMAL")
         self._count: int | None = None
+        # The names under a directory, as last read, and the writes they were read after:
+        # this connection's (``_writes``) and every other's (``PRAGMA data_version``).
+        self._below: dict[bytes, list[bytes]] = {}
+        self._below_at: tuple[int, int] | None = None
+        self._writes = 0
         self._attached = shards.Attached(self.db, path)
         if self._meta("schema") not in (None, str(SCHEMA)):
             self.clear()
@@ -98,6 +103,7 @@ class Database:
     def clear(self) -> None:
         """Start again from nothing (a new schema, or too much garbage)."""
         self._count = None
+        self._writes += 1
         self._attached.detach()
         shards.remove(self.path)
         self.db.executescript(
@@ -149,6 +155,7 @@ class Database:
         """Record files read (replacing what was known of them) and drop files gone, in one
         transaction: a crash leaves the index as it was before or after, never between."""
         self._count = None
+        self._writes += 1
         with self._transaction():
             next_doc = int(self._meta("next_doc") or 1)
             dead = 0
@@ -253,7 +260,17 @@ class Database:
         return [(bytes(path), name, kind_, line) for path, name, kind_, line in rows]
 
     def below(self, rel: bytes) -> list[bytes]:
-        """The files the index holds under the directory ``rel`` (b"": all of them)."""
+        """The files the index holds under the directory ``rel`` (b"": all of them). Read
+        again only after a write, this server's or another's (41,000 names take 30 ms;
+        fs-find and fs-list ask at every call)."""
+        now = (self._writes, int(self.db.execute("PRAGMA data_version").fetchone()[0]))
+        if now != self._below_at:
+            self._below, self._below_at = {}, now
+        if (names := self._below.get(rel)) is None:
+            names = self._below[rel] = self._read_below(rel)
+        return list(names)  # the caller's own: the one kept is never handed out
+
+    def _read_below(self, rel: bytes) -> list[bytes]:
         if not rel:
             return [bytes(path) for (path,) in self.db.execute("SELECT path FROM files")]
         low, high = rel + b"/", rel + b"0"  # "0" sorts right after "/"

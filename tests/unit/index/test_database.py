@@ -1,0 +1,48 @@
+"""The index's database: the names under a directory follow every write, this
+connection's and another server's."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from tether.index.database import Database, Seen
+
+
+def seen(name: bytes) -> Seen:
+    return Seen(name, 1, 3, "text", "abc")
+
+
+def test_the_names_under_a_directory_follow_every_write(tmp_path: Path) -> None:
+    path = tmp_path / "index.sqlite3"
+    db, other = Database(path), Database(path)  # two editor windows on one workspace
+    try:
+        db.put([seen(b"a.py"), seen(b"sub/b.py")])
+        assert sorted(db.below(b"")) == [b"a.py", b"sub/b.py"]
+        assert db.below(b"sub") == [b"sub/b.py"]
+
+        db.put([seen(b"sub/c.py")], gone=[b"a.py"])  # this server's own write
+        assert sorted(db.below(b"")) == [b"sub/b.py", b"sub/c.py"]
+        assert sorted(db.below(b"sub")) == [b"sub/b.py", b"sub/c.py"]
+
+        other.put([seen(b"d.py")])  # another server's
+        assert sorted(db.below(b"")) == [b"d.py", b"sub/b.py", b"sub/c.py"]
+
+        other.clear()  # another server started the index afresh
+        assert db.below(b"") == []
+        db.put([seen(b"e.py")])
+        db.clear()
+        assert db.below(b"") == []
+    finally:
+        db.close()
+        other.close()
+
+
+def test_a_list_handed_out_is_the_callers_own(tmp_path: Path) -> None:
+    db = Database(tmp_path / "index.sqlite3")
+    try:
+        db.put([seen(b"a.py")])
+        names = db.below(b"")
+        names.append(b"not/a/file")
+        assert db.below(b"") == [b"a.py"]
+    finally:
+        db.close()
