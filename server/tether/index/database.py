@@ -81,10 +81,9 @@ class Database:
         self.db.execute("PRAGMA journal_mode=WAL")
         self.db.execute("PRAGMA synchronous=NORMAL")
         self._count: int | None = None
-        # The names under a directory, as last read, and the writes they were read after:
-        # this connection's (``_writes``) and every other's (``PRAGMA data_version``).
-        self._below: dict[bytes, list[bytes]] = {}
-        self._below_at: tuple[int, int] | None = None
+        # The last names asked for (``below``): after which writes, this connection's
+        # (``_writes``) and every other's (``PRAGMA data_version``), under which directory.
+        self._below: tuple[tuple[int, int], bytes, list[bytes]] | None = None
         self._writes = 0
         self._attached = shards.Attached(self.db, path)
         if self._meta("schema") not in (None, str(SCHEMA)):
@@ -264,11 +263,9 @@ class Database:
         again only after a write, this server's or another's (41,000 names take 30 ms;
         fs-find and fs-list ask at every call)."""
         now = (self._writes, int(self.db.execute("PRAGMA data_version").fetchone()[0]))
-        if now != self._below_at:
-            self._below, self._below_at = {}, now
-        if (names := self._below.get(rel)) is None:
-            names = self._below[rel] = self._read_below(rel)
-        return list(names)  # the caller's own: the one kept is never handed out
+        if self._below is None or self._below[:2] != (now, rel):
+            self._below = (now, rel, self._read_below(rel))
+        return list(self._below[2])  # the caller's own: the one kept is never handed out
 
     def _read_below(self, rel: bytes) -> list[bytes]:
         if not rel:
