@@ -1,10 +1,10 @@
 """The index on disk: one SQLite database per workspace, an FTS5 table of trigrams.
 
-``grams`` is a contentless FTS5 table with the ``trigram`` tokenizer and ``detail=none``:
-it keeps, for each trigram, only which documents hold it (the smallest form, and all a
-candidate search needs; the text itself is read from the disk when it is searched). A
-document is a file's distinct words (``literals.words``), not its text: the trigrams a
-search asks for all lie inside words, and FTS5's time goes by the text it is given.
+``grams`` is a contentless FTS5 table with ``detail=none``: it keeps, for each trigram,
+only which documents hold it (the smallest form, and all a candidate search needs; the
+text itself is read from the disk when it is searched). A document is a file's distinct
+trigrams of word characters, a token each (``trigrams``), not its text: the trigrams a
+search asks for all lie inside words, and FTS5's time goes by the tokens it is given.
 ``files`` maps each file (its workspace-relative path, as bytes: a name need not be
 UTF-8) to its document, with the size and mtime it had when it was read, and its kind;
 an index on (doc, kind) answers a search's join without reading the table itself.
@@ -36,8 +36,8 @@ from typing import Literal
 from tether.index import shards
 from tether.index.symbols import Definition
 
-SCHEMA = 3  # 3: a document holds the file's words (literals.words), not its text; the
-# definitions are kept in the order of their files (no separate index by path)
+SCHEMA = 4  # 4: a document holds the file's distinct trigrams (``trigrams``), a token
+# each; 3: its words; the definitions are kept in the order of their files
 # text: indexed; binary: a NUL in its first 8 KB (ripgrep prints nothing of it); late: a
 # NUL further on (ripgrep prints what it met before it: left to ripgrep's own walk);
 # wide: UTF-16 with a BOM (ripgrep decodes it) and big: past the size cap, both searched
@@ -67,7 +67,7 @@ class Seen:
     mtime_ns: int
     size: int
     kind: Kind
-    words: str | None  # a "text" or "late" file's document: its words (``literals.words``)
+    document: str | None  # a "text" or "late" file's: its trigrams (``trigrams.paired``)
     doc: int | None = None  # its document, when it is in a shard already (``into_shard``)
 
 
@@ -163,10 +163,10 @@ class Database:
             for file in seen:
                 dead += self._forget(file.rel)
                 doc = file.doc
-                if doc is None and file.words is not None:
+                if doc is None and file.document is not None:
                     doc, next_doc = next_doc, next_doc + 1
                     self.db.execute(
-                        "INSERT INTO grams(rowid, body) VALUES (?, ?)", (doc, file.words)
+                        "INSERT INTO grams(rowid, body) VALUES (?, ?)", (doc, file.document)
                     )
                 self.db.execute(
                     "INSERT INTO files VALUES (?, ?, ?, ?, ?, 0)",
@@ -306,10 +306,10 @@ class Database:
 def into_shard(shard: Path, seen: Sequence[Seen], first_doc: int) -> list[Seen]:
     """Write the documents of ``seen`` into the shard at ``shard``, numbered from
     ``first_doc``; the files as ``put`` then records them."""
-    documents = [(first_doc + n, f.words) for n, f in enumerate(seen) if f.words is not None]
+    documents = [(first_doc + n, f.document) for n, f in enumerate(seen) if f.document is not None]
     shards.write(shard, documents)
     return [
-        file if file.words is None else replace(file, words=None, doc=first_doc + n)
+        file if file.document is None else replace(file, document=None, doc=first_doc + n)
         for n, file in enumerate(seen)
     ]
 

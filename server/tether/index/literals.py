@@ -1,11 +1,11 @@
 """The trigrams every match of a regex must contain: how the index narrows a search.
 
-The index keeps of each file only its words (``words``): its distinct runs of ASCII
-letters, digits and "_" (its other characters, and how often each word comes, are left
-out: a fifth of the text, half the time to index it). So a regex is read for those
-runs: it becomes a list of branches (its top-level alternatives), each a list of
-lower-case trigrams of word characters that a line matching that branch must hold, and
-each of them lies inside one of the file's words. The reading is conservative by
+The index keeps of each file only the distinct trigrams of its runs of ASCII letters,
+digits and "_" (``trigrams``: its other characters, and how often each trigram comes,
+are left out). So a regex is read for those runs: it becomes a list of branches (its
+top-level alternatives), each a list of lower-case trigrams of word characters that a
+line matching that branch must hold, and each of them lies inside one of the file's
+words. The reading is conservative by
 construction: whatever it does not understand (a group, a class, an escape it does not
 know, a quantifier), and any character that is no word character, ends the current run
 of literal characters and adds nothing, so the index can let through too many files,
@@ -22,6 +22,8 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Iterator
 
+from tether.index.trigrams import WORD
+
 Branches = list[list[str]]
 
 MAX_TRIGRAMS = 24  # per branch: enough to be selective, few enough to query fast
@@ -32,17 +34,7 @@ _EXTENDED = re.compile(r"\(\?[a-zA-Z-]*x")
 _IGNORE_CASE = re.compile(r"\(\?[a-zA-Z]*i")
 _FOLDS_BEYOND_ASCII = frozenset("kKsS")
 _REPEAT = re.compile(r"\{\s*(\d+)\s*(,\s*\d*\s*)?\}")
-_WORD_BYTES = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_"
-_WORD_CHARS = frozenset(_WORD_BYTES.decode())
-_SPACE_FOR_OTHERS = bytes(c if c in _WORD_BYTES else 0x20 for c in range(256))
-
-
-def words(data: bytes) -> str:
-    """What the index keeps of a file's bytes: its distinct words of three characters or
-    more, a line each. Bytes, not the decoded text: a character beyond ASCII is never a
-    word character, and neither is any byte of its UTF-8 (or of a byte that is no UTF-8)."""
-    found = set(data.translate(_SPACE_FOR_OTHERS).split())
-    return b"\n".join([word for word in found if len(word) > 2]).decode("ascii")
+_WORD_CHARS = frozenset((WORD + WORD.upper()).decode())
 
 
 class _Unknown(Exception):

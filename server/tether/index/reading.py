@@ -4,7 +4,7 @@ read of each file that classifies it as ripgrep would treat it.
 The files are exactly those ``tools.ignore.walk_files`` yields for the workspace (the
 reference for "a file of the workspace": .gitignore'd files, ``.git/`` and symbolic
 links left out). A file is read once, through the same non-blocking open of a regular
-file the tools use, and kept as its words' trigrams ("text") or as a kind that says how a
+file the tools use, and kept as its trigrams ("text", ``trigrams``) or as a kind that says how a
 search must treat it (see ``database.Kind``).
 """
 
@@ -18,8 +18,7 @@ from pathlib import Path
 from typing import BinaryIO
 
 from tether.errors import ToolError
-from tether.index.database import Kind, Seen
-from tether.index.literals import words
+from tether.index.database import Kind
 from tether.tools.ignore import excluded, posix_below, walk_files
 from tether.tools.text import SNIFF_BYTES, open_regular
 
@@ -41,11 +40,6 @@ class File:
     @property
     def text(self) -> str | None:
         return None if self.data is None else self.data.decode(errors="replace")
-
-    def seen(self) -> Seen:
-        """What the index keeps of it: its words, not its bytes."""
-        kept = None if self.data is None else words(self.data)
-        return Seen(self.rel, self.mtime_ns, self.size, self.kind, kept)
 
 
 def relative(root: Path, path: Path) -> bytes:

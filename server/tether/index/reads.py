@@ -8,13 +8,14 @@ thread, or for a long pass in a worker process (``workers``); ``record`` and
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
 from tether.index.database import Database, Seen, into_shard
-from tether.index.reading import absolute, belongs, examine, relative
+from tether.index.reading import File, absolute, belongs, examine, relative
 from tether.index.symbols import Definition, supported, taken
+from tether.index.trigrams import paired
 from tether.tools.ignore import enters, walk_files
 
 Defined = list[tuple[bytes, list[Definition]]]  # files' definitions, by their names
@@ -32,15 +33,20 @@ class Batch:
 
 def examined(root: Path, paths: Sequence[Path], define: bool = False) -> Batch:
     """Read ``paths``; ``define``: take their definitions too."""
-    seen: list[Seen] = []
     lost: list[bytes] = []
+
+    def files() -> Iterator[File]:
+        for path in paths:
+            file = examine(root, path)
+            if file is None:
+                lost.append(relative(root, path))
+            else:
+                yield file
+
+    seen: list[Seen] = []
     found: Defined = []
-    for path in paths:
-        file = examine(root, path)
-        if file is None:
-            lost.append(relative(root, path))
-            continue
-        seen.append(file.seen())
+    for file, document in paired(files(), lambda file: file.data):
+        seen.append(Seen(file.rel, file.mtime_ns, file.size, file.kind, document))
         if define and file.kind == "text" and (text := file.text) is not None:
             found.append((file.rel, taken(file.rel, text)))
     return Batch(seen, lost, found if define else None)

@@ -18,7 +18,8 @@ import sqlite3
 from collections.abc import Sequence
 from pathlib import Path
 
-GRAMS = "fts5(body, tokenize='trigram', content='', detail='none')"  # every grams table's
+# Every grams table's: a document's tokens are its trigrams (``trigrams``), "_" a letter.
+GRAMS = "fts5(body, tokenize=\"ascii tokenchars '_'\", content='', detail='none')"
 
 
 def path_of(database: Path, of: str, n: int) -> Path:

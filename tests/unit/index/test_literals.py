@@ -7,7 +7,8 @@ import re
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from tether.index.literals import required, words
+from tether.index.literals import required
+from tether.index.trigrams import document
 
 
 def test_a_literal_requires_its_words_trigrams_folded_to_lower_case() -> None:
@@ -19,14 +20,6 @@ def test_a_literal_of_no_word_of_three_characters_cannot_narrow() -> None:
     assert required("a = b", ignore_case=False) is None
     assert required("->", ignore_case=False) is None
     assert required("é·ü€", ignore_case=False) is None
-
-
-def test_a_files_words_are_its_distinct_ascii_word_runs_of_three_or_more() -> None:
-    data = "def f(x): return foo_bar + foo_bar; é naïve Ωmega 12 123\0abc".encode()
-    # "naïve" is no word: "na" and "ve" are too short; "Ωmega" keeps its ASCII run.
-    assert sorted(words(data).split("\n")) == ["123", "abc", "def", "foo_bar", "mega", "return"]
-    assert sorted(words(b"\xff\xfeabc\xc3(xyz").split("\n")) == ["abc", "xyz"]  # not UTF-8
-    assert words(b"") == ""
 
 
 def test_each_top_level_alternative_is_a_branch() -> None:
@@ -125,5 +118,5 @@ def test_a_line_that_matches_holds_every_trigram_of_some_branch(
         line = data.draw(st.from_regex(regex).filter(lambda text: "\n" not in text))
     if not regex.search(line):
         return
-    kept = words(line.encode()).lower().split("\n")  # what the index keeps of the line
-    assert any(all(any(gram in word for word in kept) for gram in branch) for branch in branches)
+    kept = set(document(line.encode()).split())  # what the index keeps of the line
+    assert any(all(gram in kept for gram in branch) for branch in branches)

@@ -6,6 +6,7 @@ from pathlib import Path
 
 from tether.index.database import Seen
 from tether.index.location import database_path, opened
+from tether.index.trigrams import document
 
 
 def test_each_workspace_has_its_own_file_under_the_state_dir(tmp_path: Path) -> None:
@@ -26,7 +27,7 @@ def test_an_unreadable_index_and_its_journal_are_replaced_by_a_new_one(tmp_path:
     Path(f"{path}-wal").write_bytes(b"stray")
     db = opened(path)
     try:
-        db.put([Seen(b"a.py", 1, 10, "text", "alpha_marker")])
+        db.put([Seen(b"a.py", 1, 10, "text", document(b"alpha_marker"))])
         assert db.matching([["alp", "pha"]], 10, 1.0) == [(b"a.py", "text")]
     finally:
         db.close()
@@ -35,7 +36,7 @@ def test_an_unreadable_index_and_its_journal_are_replaced_by_a_new_one(tmp_path:
 def test_a_readable_index_is_kept(tmp_path: Path) -> None:
     path = tmp_path / "index.sqlite3"
     db = opened(path)
-    db.put([Seen(b"a.py", 1, 10, "text", "alpha_marker")])
+    db.put([Seen(b"a.py", 1, 10, "text", document(b"alpha_marker"))])
     db.close()
     again = opened(path)
     try:

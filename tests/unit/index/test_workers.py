@@ -21,6 +21,7 @@ from tether.index import reads, workers, workspace
 from tether.index.database import Database, Seen, into_shard
 from tether.index.reading import MAX_INDEXED_BYTES, relative
 from tether.index.shards import files as shard_files
+from tether.index.trigrams import document
 from tether.index.workspace import WorkspaceIndex
 from tether.tools.index_view import Symbols
 
@@ -228,7 +229,7 @@ async def test_documents_in_a_shard_that_no_file_names_change_no_answer(
     first = db.reserve(1)
     shard = db.shards(workers.cores())[0]
     db.close()
-    seen = [Seen(b"ghost.txt", 1, 5, "text", "orphan_marker")]
+    seen = [Seen(b"ghost.txt", 1, 5, "text", document(b"orphan_marker"))]
     assert into_shard(shard, seen, first)[0].doc == first
     index = await build(tree, path)
     assert await found(index, "orphan_marker") == set()
@@ -252,7 +253,10 @@ def test_a_second_server_of_the_index_follows_the_shards_the_first_names(tmp_pat
     path = tmp_path / "index.sqlite3"
     first, second = Database(path), Database(path)
     shard = first.shards(2)[1]
-    seen = [Seen(b"a.py", 1, 9, "text", "shared_marker"), Seen(b"b.py", 1, 9, "text", "other")]
+    seen = [
+        Seen(b"a.py", 1, 9, "text", document(b"shared_marker")),
+        Seen(b"b.py", 1, 9, "text", document(b"other")),
+    ]
     first.put(into_shard(shard, seen, first.reserve(len(seen))))
     branches = [["sha", "har", "are", "red"]]
     assert second.matching(branches, 10, 1.0) == [(b"a.py", "text")]
@@ -260,7 +264,7 @@ def test_a_second_server_of_the_index_follows_the_shards_the_first_names(tmp_pat
     first.clear()
     assert second.matching(branches, 10, 1.0) == []
     shard = first.shards(2)[0]
-    moved = [Seen(b"c.py", 1, 9, "text", "shared_marker")]
+    moved = [Seen(b"c.py", 1, 9, "text", document(b"shared_marker"))]
     first.put(into_shard(shard, moved, first.reserve(len(moved))))
     assert second.matching(branches, 10, 1.0) == [(b"c.py", "text")]
     assert first.matching(branches, 10, 1.0) == [(b"c.py", "text")]

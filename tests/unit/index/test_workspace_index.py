@@ -238,22 +238,22 @@ async def test_an_unreadable_index_is_built_anew(ws: Path, tmp_path: Path) -> No
 
 
 async def test_an_index_of_the_schema_before_is_built_anew(ws: Path, tmp_path: Path) -> None:
-    """Schema 2 kept each file's whole text: its trigrams across words ("a_m" yes, but
-    also "r =") and its definitions beside an index by path. Reopened, it is read again."""
+    """Schema 3 kept each file's distinct words under FTS5's trigram tokenizer: a
+    document of schema 4 is its trigrams, a token each, which that tokenizer would read
+    as other trigrams. Reopened, it is read again from nothing."""
     old = sqlite3.connect(tmp_path / "index.sqlite3")
     old.executescript(
         "CREATE TABLE meta(key TEXT PRIMARY KEY, value TEXT) WITHOUT ROWID;"
-        "INSERT INTO meta VALUES ('schema', '2'), ('walked', 'yes');"
-        "CREATE TABLE symbols(path BLOB, name TEXT, kind TEXT, line INTEGER);"
-        "CREATE INDEX symbols_path ON symbols(path);"
+        "INSERT INTO meta VALUES ('schema', '3'), ('walked', 'yes');"
+        "CREATE VIRTUAL TABLE grams USING fts5(body, tokenize='trigram', content='',"
+        " detail='none');"
     )
     old.close()
     index = await built(ws, tmp_path / "index.sqlite3")
     db = Database(tmp_path / "index.sqlite3")
-    assert db.meta("schema") == "3" and db.meta("walked") is None
-    assert (
-        db.db.execute("SELECT name FROM sqlite_master WHERE name = 'symbols_path'").fetchall() == []
-    )
+    assert db.meta("schema") == "4" and db.meta("walked") is None
+    (grams,) = db.db.execute("SELECT sql FROM sqlite_master WHERE name = 'grams'").fetchone()
+    assert "ascii" in grams and "trigram" not in grams
     assert "sub/b.py" in names(ws, await index.candidates("beta_marker", False))
     db.close()
     await index.close()
