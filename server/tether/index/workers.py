@@ -150,16 +150,23 @@ async def read(
     first_doc = await asyncio.to_thread(db.reserve, sum(map(len, batches)))
     waiting = deque(batches)
     running: dict[asyncio.Future[reads.Batch], Path] = {}  # each batch, and its shard
+
+    def start() -> None:
+        nonlocal first_doc
+        while waiting and free:
+            paths, shard = waiting.popleft(), free.pop()
+            into = _examined(workers, root, paths, define, shard, first_doc)
+            running[asyncio.ensure_future(into)] = shard
+            first_doc += len(paths)
+
     try:
-        while waiting or running:
-            while waiting and free:
-                paths, shard = waiting.popleft(), free.pop()
-                into = _examined(workers, root, paths, define, shard, first_doc)
-                running[asyncio.ensure_future(into)] = shard
-                first_doc += len(paths)
+        start()
+        while running:
             finished, _ = await asyncio.wait(running, return_when=asyncio.FIRST_COMPLETED)
             for task in finished:
                 free.append(running.pop(task))
+            start()  # the next batches are read while these are recorded
+            for task in finished:
                 batch = task.result()
                 await asyncio.to_thread(reads.record, db, batch, gone)
                 gone = ()
