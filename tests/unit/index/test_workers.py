@@ -182,9 +182,10 @@ async def test_a_long_pass_writes_its_documents_into_shards_that_searches_ask(
     tree: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """Each worker writes its batches' documents into a shard of its own, side by side (one
-    database takes one writer at a time). A file changed later gets a document in the
-    database itself; its old one, in a shard, is no longer found. Starting afresh (too much
-    garbage) removes the shards; an unreadable database is built anew without them."""
+    database takes one writer at a time), merging none of its segments. A file changed
+    later gets a document in the database itself; its old one, in a shard, is no longer
+    found. Starting afresh (too much garbage) removes the shards; an unreadable database is
+    built anew without them."""
     monkeypatch.setattr(workers, "FROM_FILES", 1)
     monkeypatch.setattr(workspace, "BATCH", 7)
     path = tmp_path / "index.sqlite3"
@@ -193,6 +194,9 @@ async def test_a_long_pass_writes_its_documents_into_shards_that_searches_ask(
     for name in named.shards(workers.cores()):  # every shard holds documents
         shard = sqlite3.connect(name)
         assert shard.execute("SELECT count(*) FROM grams_docsize").fetchone()[0] > 0
+        # Its segments are left as written: merging them was a fifth of the writes.
+        merge = shard.execute("SELECT v FROM grams_config WHERE k = 'automerge'").fetchone()
+        assert merge == (0,)
         shard.close()
     named.close()
     assert await found(index, "marker_7") == {b"notes/n7.txt"}
