@@ -5,12 +5,12 @@ digits and "_" (``trigrams``: its other characters, and how often each trigram c
 are left out). So a regex is read for those runs: it becomes a list of branches (its
 top-level alternatives), each a list of lower-case trigrams of word characters that a
 line matching that branch must hold, and each of them lies inside one of the file's
-words. The reading is conservative by
-construction: whatever it does not understand (a group, a class, an escape it does not
-know, a quantifier), and any character that is no word character, ends the current run
-of literal characters and adds nothing, so the index can let through too many files,
-never too few. A pattern it cannot narrow at all (a branch with no trigram, extended
-mode, an unknown letter escape) gives None: the search runs over every file.
+words. The reading is conservative by construction: whatever it does not understand (a
+group, a class, an escape it does not know, a quantifier), and any character that is no
+word character, ends the current run of literal characters and adds nothing, so the
+index can let through too many files, never too few. A pattern it cannot narrow at all
+(a branch with no trigram, extended mode, an unknown letter escape) gives None: the
+search runs over every file.
 
 The index folds ASCII case, so a case-sensitive pattern is narrowed by the same
 trigrams. Under a case-insensitive search "k" and "s" are not used: Unicode case

@@ -4,8 +4,8 @@ read of each file that classifies it as ripgrep would treat it.
 The files are exactly those ``tools.ignore.walk_files`` yields for the workspace (the
 reference for "a file of the workspace": .gitignore'd files, ``.git/`` and symbolic
 links left out). A file is read once, through the same non-blocking open of a regular
-file the tools use, and kept as its trigrams ("text", ``trigrams``) or as a kind that says how a
-search must treat it (see ``database.Kind``).
+file the tools use, and kept as its trigrams ("text", ``trigrams``) or as a kind that
+says how a search must treat it (see ``database.Kind``).
 """
 
 from __future__ import annotations

@@ -7,11 +7,11 @@ import logging
 import os
 import sqlite3
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from concurrent.futures import ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
 from pathlib import Path
-from typing import TypeVar
+from typing import Any, TypeVar
 
 import pytest
 
@@ -176,6 +176,37 @@ async def test_batches_whose_reader_died_are_read_again_without_their_definition
     # The batches in flight when it died (the one read ahead too) keep no definitions.
     assert first <= {bytes(rel) for rel, done in parsed.items() if not done} <= first | second
     db.close()
+
+
+async def test_a_worker_reads_its_next_batch_while_the_server_records_the_last(
+    tree: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A worker that hands a batch back is given the next one at once: it once sat idle
+    while the server recorded the batch it had just read."""
+    said: list[tuple[str, bytes]] = []
+    examined, recorded = workers._examined, reads.record
+
+    def handed(pool: workers.Workers, root: Path, paths: list[Path], *rest: Any) -> Any:
+        said.append(("read", relative(root, paths[0])))
+        return examined(pool, root, paths, *rest)
+
+    def record(db: Database, batch: reads.Batch, gone: Iterable[bytes] = ()) -> None:
+        said.append(("record", batch.seen[0].rel))
+        recorded(db, batch, gone)
+
+    monkeypatch.setattr(workers, "_examined", handed)
+    monkeypatch.setattr(reads, "record", record)
+    paths = sorted(tree.rglob("*.py"))
+    batches = [paths[:10], paths[10:20], paths[20:]]
+    first, second = (relative(tree, batch[0]) for batch in batches[:2])
+    db = Database(tmp_path / "index.sqlite3")
+    pool = workers.Workers(1)
+    try:
+        await workers.read(tree, db, batches, (), False, pool, lambda _: True)
+    finally:
+        await pool.close()
+        db.close()
+    assert said.index(("read", second)) < said.index(("record", first))
 
 
 async def test_a_long_pass_writes_its_documents_into_shards_that_searches_ask(
