@@ -14,13 +14,18 @@ file sets those numbers in a bitmap of its own. Over that tree this took 2.0 s, 
 taking the files' distinct words in Python (a set of each file's ``split``) took 3.1-3.5 s
 before FTS5 even began. numpy is imported at the first use, not with the server: it
 would add a tenth of a second to every start for what only a build or a change needs.
+And it is imported without the thread a core its OpenBLAS starts as it loads (the soak
+campaign saw the server's threads grow by one): the index multiplies no matrix.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from functools import cache
+from types import ModuleType
 from typing import TYPE_CHECKING, TypeVar
+
+from tether.tools.environment import for_this_process
 
 if TYPE_CHECKING:
     import numpy as np
@@ -69,8 +74,7 @@ def _paired(group: Sequence[tuple[T, bytes | None]]) -> Iterator[tuple[T, str | 
 
 
 def _documents(texts: Sequence[bytes]) -> list[str]:
-    import numpy as np
-
+    np = _numpy()
     valid, tokens = _tables()
     characters = np.frombuffer(_BETWEEN.join(texts).translate(_CHARACTERS), dtype=np.uint8)
     wide = characters.astype(np.uint16)  # 38³ = 54,872 fits
@@ -95,11 +99,18 @@ def _documents(texts: Sequence[bytes]) -> list[str]:
 @cache
 def _tables() -> tuple[npt.NDArray[np.bool_], npt.NDArray[np.uint8]]:
     """Which trigram numbers hold no _OTHER, and each number's token ("abc ")."""
-    import numpy as np
-
+    np = _numpy()
     numbers = np.arange(_SPACE)
     characters = np.stack([numbers // _BASE**2, numbers // _BASE % _BASE, numbers % _BASE], 1)
     valid = np.all(characters < _OTHER, axis=1, keepdims=False)
     tokens = np.full((_SPACE, 4), ord(" "), dtype=np.uint8)
     tokens[:, :3] = np.frombuffer(WORD + b" ", dtype=np.uint8)[characters]
     return valid, tokens
+
+
+@cache
+def _numpy() -> ModuleType:
+    with for_this_process(OPENBLAS_NUM_THREADS="1"):
+        import numpy
+
+    return numpy

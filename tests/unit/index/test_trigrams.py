@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import os
 import re
 import subprocess
 import sys
+from pathlib import Path
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -60,4 +63,20 @@ def test_the_server_starts_without_numpy_which_only_reading_files_needs() -> Non
         "assert 'numpy' in sys.modules"
     )
     done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+
+
+@pytest.mark.skipif(not Path("/proc/self/task").is_dir(), reason="threads counted in /proc")
+def test_numpy_is_imported_without_a_thread_pool_and_the_environment_is_left_as_it_was() -> None:
+    """numpy's OpenBLAS starts a thread a core as it loads: the soak campaign saw the
+    server's threads grow by one the first time the index read a file."""
+    probe = (
+        "import os; threads = lambda: len(os.listdir('/proc/self/task'));"
+        "before = threads();"
+        "from tether.index.trigrams import document; document(b'abc');"
+        "import numpy; assert threads() == before, (before, threads());"
+        "assert 'OPENBLAS_NUM_THREADS' not in os.environ"
+    )
+    env = {k: v for k, v in os.environ.items() if k != "OPENBLAS_NUM_THREADS"}
+    done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, env=env)
     assert done.returncode == 0, done.stderr
