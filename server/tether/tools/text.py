@@ -159,6 +159,8 @@ def split_lines(text: str) -> list[str]:
     lines = text.split("\n")
     if lines[-1] == "":
         lines.pop()
+    if "\r" not in text:  # most files: the lines as they are, at no cost a line
+        return lines
     return [line.removesuffix("\r") for line in lines]
 
 
