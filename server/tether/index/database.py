@@ -81,10 +81,7 @@ class Database:
         self.db.execute("PRAGMA journal_mode=WAL")
         self.db.execute("PRAGMA synchronous=NORMAL")
         self._count: int | None = None
-        # The last names asked for (``below``): after which writes, this connection's
-        # (``_writes``) and every other's (``PRAGMA data_version``), under which directory.
-        self._below: tuple[tuple[int, int], bytes, list[bytes]] | None = None
-        self._writes = 0
+        self._writes = 0  # this connection's (``version``)
         self._attached = shards.Attached(self.db, path)
         if self._meta("schema") not in (None, str(SCHEMA)):
             self.clear()
@@ -258,16 +255,12 @@ class Database:
         rows = self.db.execute(sql + " LIMIT ?", [*args, limit])
         return [(bytes(path), name, kind_, line) for path, name, kind_, line in rows]
 
-    def below(self, rel: bytes) -> list[bytes]:
-        """The files the index holds under the directory ``rel`` (b"": all of them). Read
-        again only after a write, this server's or another's (41,000 names take 30 ms;
-        fs-find and fs-list ask at every call)."""
-        now = (self._writes, int(self.db.execute("PRAGMA data_version").fetchone()[0]))
-        if self._below is None or self._below[:2] != (now, rel):
-            self._below = (now, rel, self._read_below(rel))
-        return list(self._below[2])  # the caller's own: the one kept is never handed out
+    def version(self) -> tuple[int, int]:
+        """Changes when the index is written, by this connection or another."""
+        return self._writes, int(self.db.execute("PRAGMA data_version").fetchone()[0])
 
-    def _read_below(self, rel: bytes) -> list[bytes]:
+    def below(self, rel: bytes) -> list[bytes]:
+        """The files the index holds under the directory ``rel`` (b"": all of them)."""
         if not rel:
             return [bytes(path) for (path,) in self.db.execute("SELECT path FROM files")]
         low, high = rel + b"/", rel + b"0"  # "0" sorts right after "/"

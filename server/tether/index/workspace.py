@@ -30,7 +30,7 @@ from tether.index.progress import NoProgress, Progress
 from tether.index.reading import relative
 from tether.index.symbol_search import ranked
 from tether.index.symbols import like
-from tether.tools.index_view import Symbols
+from tether.tools.index_view import Kept, Symbols
 
 log = logging.getLogger(__name__)
 BATCH = 400  # files read and committed at a time while building
@@ -57,6 +57,7 @@ class WorkspaceIndex:
         self._told: set[bytes] = set()  # changes applied since the last walk recorded git's
         self._catching = CatchingUp()  # with tether's own changes (``unsure``)
         self._lost = False  # a watcher that told the changes stopped: never answer again
+        self._kept: tuple[tuple[Database, tuple[int, int]], Kept] | None = None
 
     @property
     def closing(self) -> bool:
@@ -228,14 +229,20 @@ class WorkspaceIndex:
             return None
         return [rel for rel, _ in rows]
 
-    async def files(self, under: bytes) -> list[bytes] | None:
-        """The files in the directory ``under`` (workspace-relative; b"": the root) and
-        below it, by their workspace-relative names, in no order; None when the index
-        cannot tell (not built, not told of changes)."""
+    async def kept(self) -> Kept | None:
+        """The files the walk keeps, as the index holds them; None when the index cannot
+        tell (not built, not told of changes). Made again only after a write, this
+        server's or another's (fs-find and fs-list ask at every call)."""
         if (db := await self._answering()) is None:
             return None
         async with self._lock:
-            return await asyncio.to_thread(db.below, under)
+            return await asyncio.to_thread(self._kept_now, db)
+
+    def _kept_now(self, db: Database) -> Kept:
+        now = (db, db.version())
+        if self._kept is None or self._kept[0] != now:
+            self._kept = (now, Kept.of(db.below(b"")))
+        return self._kept[1]
 
     async def _answering(self) -> Database | None:
         """The database, once it may answer: built, told of every change, caught up with

@@ -4,6 +4,7 @@ runs the same without it (``NoIndex``): every search runs ripgrep."""
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
@@ -30,6 +31,37 @@ class Symbols:
     files: int = 0
 
 
+@dataclass(frozen=True)
+class Kept:
+    """The files ``files.walk`` keeps in the workspace, by their workspace-relative names
+    ("/"-separated, decoded as ``os.fsdecode`` decodes them), and every directory holding
+    one: what a listing is checked against, made once for each state of the index."""
+
+    files: frozenset[str]
+    dirs: frozenset[str]
+
+    @classmethod
+    def of(cls, names: list[bytes]) -> Kept:
+        """From the index's names, as bytes."""
+        if not names:
+            return cls(frozenset(), frozenset())
+        # Decoded all at once (no name holds NUL): a name at a time costs twice as much.
+        return cls.named(b"\0".join(names).decode(_ENCODING, _ERRORS).split("\0"))
+
+    @classmethod
+    def named(cls, files: Iterable[str]) -> Kept:
+        kept = frozenset(files)
+        dirs: set[str] = set()
+        for parent in {name.rpartition("/")[0] for name in kept}:
+            while parent and parent not in dirs:
+                dirs.add(parent)
+                parent = parent.rpartition("/")[0]
+        return cls(kept, frozenset(dirs))
+
+
+_ENCODING, _ERRORS = sys.getfilesystemencoding(), sys.getfilesystemencodeerrors()
+
+
 class Index(Protocol):
     """The workspace index (``tether.index``): which files a regex can match at all, and
     the definitions in the workspace."""
@@ -41,10 +73,9 @@ class Index(Protocol):
         every file is searched."""
         ...
 
-    async def files(self, under: bytes) -> list[bytes] | None:
-        """The files ``files.walk`` keeps in the directory ``under`` and below it (b"":
-        the whole workspace), by their workspace-relative names, in no order; None when
-        it cannot tell (still building, or not told of changes)."""
+    async def kept(self) -> Kept | None:
+        """The files ``files.walk`` keeps in the workspace; None when it cannot tell
+        (still building, or not told of changes)."""
         ...
 
     async def symbols(
@@ -69,7 +100,7 @@ class NoIndex:
     async def candidates(self, pattern: str, ignore_case: bool) -> list[bytes] | None:
         return None
 
-    async def files(self, under: bytes) -> list[bytes] | None:
+    async def kept(self) -> Kept | None:
         return None
 
     def unsure(self) -> None:

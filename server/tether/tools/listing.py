@@ -16,17 +16,18 @@ import asyncio
 import os
 import threading
 from collections.abc import Callable, Iterable, Iterator
-from dataclasses import dataclass
 from pathlib import Path
+from typing import NamedTuple
 
 from tether.tools import ripgrep
 from tether.tools.base import ToolContext
 from tether.tools.ignore import Ignores, ignores_above, walk
+from tether.tools.index_view import Kept
 
 
-@dataclass(frozen=True, slots=True)
-class Item:
-    """One entry of a listing."""
+class Item(NamedTuple):
+    """One entry of a listing (a tuple: a listing makes thousands, and a frozen
+    dataclass takes three times as long to make)."""
 
     below: str  # the path under the directory walked, "/"-separated
     is_dir: bool  # a symbolic link to a directory too
@@ -42,18 +43,22 @@ async def collect(
     max_depth: int | None = None,
 ) -> list[Item]:
     """The wanted entries under the directory ``top`` in tree order; one past ``limit`` at most."""
-    files = await _indexed(ctx, top, max_depth)
-    if files is None and rg:
+    kept = await ctx.index.kept() if ctx.inside(top) else None
+    if kept is None and rg:
         files = await _rg_files(rg, ctx, top, max_depth)
+        kept = None if files is None else Kept.named(files)
+        prefix = ""
+    else:
+        prefix = "" if top == ctx.workspace else ctx.relative(top) + "/"
     stop = threading.Event()
 
     def scan() -> list[Item]:
         items: Iterable[Item]
         ripgrep.checked_root(ctx, top)  # judged again right before it is walked
-        if files is None:
+        if kept is None:
             items = _walk(ctx.workspace, top, max_depth)
         else:
-            items = _Tree(ctx.workspace, top, files, max_depth)
+            items = _Tree(ctx.workspace, top, kept, prefix, max_depth)
         found: list[Item] = []
         for item in items:
             if stop.is_set():
@@ -68,21 +73,6 @@ async def collect(
         return await asyncio.to_thread(scan)
     finally:
         stop.set()  # a cancelled call leaves the thread running: tell it to quit
-
-
-async def _indexed(ctx: ToolContext, top: Path, max_depth: int | None) -> set[str] | None:
-    """The files under ``top`` that the walk keeps, as the workspace index holds them;
-    None if it cannot tell. Not for a listing cut at a depth: ``rg --max-depth`` never
-    descends past it, where the index would hand over every name below (on a tree of
-    41,000 files, ``fs-list`` at depth 2 took 25 ms of our CPU so, 5 ms by ripgrep)."""
-    if max_depth is not None or not ctx.inside(top):
-        return None
-    where = b"" if top == ctx.workspace else os.fsencode(ctx.relative(top))
-    names = await ctx.index.files(where)
-    if names is None:
-        return None
-    cut = len(where) + 1 if where else 0
-    return await asyncio.to_thread(lambda: {os.fsdecode(name[cut:]) for name in names})
 
 
 async def _rg_files(rg: str, ctx: ToolContext, top: Path, max_depth: int | None) -> set[str] | None:
@@ -105,16 +95,15 @@ def _walk(root: Path, top: Path, max_depth: int | None) -> Iterator[Item]:
 
 
 class _Tree:
-    """``files.walk``'s entries, with ripgrep's list of the files it keeps as the oracle."""
+    """``files.walk``'s entries, with the names of the files it keeps as the oracle (the
+    index's, by their workspace-relative names: ``prefix`` is ``top``'s; or ripgrep's,
+    relative to ``top``)."""
 
-    def __init__(self, root: Path, top: Path, files: set[str], max_depth: int | None) -> None:
-        self.root, self.top, self.files, self.max_depth = root, top, files, max_depth
-        self.dirs: set[str] = set()  # every directory that holds a kept file
-        for name in files:
-            parent = name.rpartition("/")[0]
-            while parent and parent not in self.dirs:
-                self.dirs.add(parent)
-                parent = parent.rpartition("/")[0]
+    def __init__(
+        self, root: Path, top: Path, kept: Kept, prefix: str, max_depth: int | None
+    ) -> None:
+        self.root, self.top, self.max_depth = root, top, max_depth
+        self.files, self.dirs, self.prefix = kept.files, kept.dirs, prefix
         self._ignores: dict[str, Ignores] = {}
 
     def __iter__(self) -> Iterator[Item]:
@@ -127,7 +116,7 @@ class _Tree:
             return  # an unreadable directory is skipped, as the walk skips it
         for name in names:
             below = prefix + name
-            if below in self.files:
+            if self.prefix + below in self.files:
                 yield Item(below, False, False)
                 continue
             if name == ".git":
@@ -135,7 +124,7 @@ class _Tree:
             path = os.path.join(directory, name)
             # A directory the names say holds kept files is entered only if it is no link
             # now: one swapped for a link since the names were taken is shown as a link.
-            if below in self.dirs and not os.path.islink(path):
+            if self.prefix + below in self.dirs and not os.path.islink(path):
                 is_dir, is_link = True, False
             else:
                 is_dir, is_link = os.path.isdir(path), os.path.islink(path)

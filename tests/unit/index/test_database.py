@@ -1,5 +1,5 @@
-"""The index's database: the names under a directory follow every write, this
-connection's and another server's."""
+"""The index's database: the names under a directory, and its version, follow every
+write, this connection's and another server's."""
 
 from __future__ import annotations
 
@@ -37,12 +37,23 @@ def test_the_names_under_a_directory_follow_every_write(tmp_path: Path) -> None:
         other.close()
 
 
-def test_a_list_handed_out_is_the_callers_own(tmp_path: Path) -> None:
-    db = Database(tmp_path / "index.sqlite3")
+def test_its_version_changes_with_every_write_of_any_server(tmp_path: Path) -> None:
+    """What a listing made from the names is kept by (``WorkspaceIndex.kept``)."""
+    path = tmp_path / "index.sqlite3"
+    db, other = Database(path), Database(path)
     try:
-        db.put([seen(b"a.py")])
-        names = db.below(b"")
-        names.append(b"not/a/file")
-        assert db.below(b"") == [b"a.py"]
+        versions = [db.version()]
+        assert db.version() == versions[-1]  # reading changes nothing
+        for write in (
+            lambda: db.put([seen(b"a.py")]),
+            lambda: other.put([seen(b"b.py")]),
+            lambda: db.put([], gone=[b"a.py"]),
+            lambda: other.clear(),
+            lambda: db.clear(),
+        ):
+            write()
+            assert db.version() not in versions
+            versions.append(db.version())
     finally:
         db.close()
+        other.close()

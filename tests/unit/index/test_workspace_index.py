@@ -86,20 +86,22 @@ async def test_it_answers_only_once_built_and_following_changes(ws: Path, tmp_pa
     assert await index.candidates("beta_mark", False) is not None
 
 
-async def test_it_names_the_files_under_a_directory_once_it_answers(
-    ws: Path, tmp_path: Path
-) -> None:
+async def test_it_names_the_files_kept_once_it_answers(ws: Path, tmp_path: Path) -> None:
     index = WorkspaceIndex(ws, tmp_path / "index.sqlite3")
     await index.build()
-    assert await index.files(b"") is None  # nobody tells it of changes
+    assert await index.kept() is None  # nobody tells it of changes
     index.follow()
-    assert names(ws, await index.files(b"sub")) == {"sub/b.py"}
-    everything = names(ws, await index.files(b""))
-    kept = {".gitignore", "a.py", "sub/b.py", "image.bin", "late.txt", "wide.txt", "big.txt"}
-    assert everything == kept  # no link, nothing ignored
-    write(ws, "sub/c.py", "")
-    index.changed([ws / "sub/c.py"])
-    assert names(ws, await index.files(b"sub")) == {"sub/b.py", "sub/c.py"}
+    first = await index.kept()
+    assert first is not None
+    files = {".gitignore", "a.py", "sub/b.py", "image.bin", "late.txt", "wide.txt", "big.txt"}
+    assert first.files == files  # no link, nothing ignored
+    assert first.dirs == {"sub"}
+    assert await index.kept() is first  # made once for each state of the index
+    write(ws, "sub/deeper/c.py", "")
+    index.changed([ws / "sub/deeper/c.py"])
+    after = await index.kept()
+    assert after is not None and after.files == files | {"sub/deeper/c.py"}
+    assert after.dirs == {"sub", "sub/deeper"}
     await index.close()
 
 

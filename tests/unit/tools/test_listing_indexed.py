@@ -99,15 +99,30 @@ async def test_a_warm_index_spares_ripgrep_its_walk(
     assert await call(FIND, with_index, pattern="**") == expected
 
 
-async def test_a_listing_cut_at_a_depth_is_ripgreps(
-    indexed: tuple[ToolContext, ToolContext],
+@pytest.mark.parametrize("where", [".", "email", "xml", "empty", "only_ignored", "dom_link"])
+async def test_a_listing_at_any_depth_is_the_same_from_the_index(
+    indexed: tuple[ToolContext, ToolContext], monkeypatch: pytest.MonkeyPatch, where: str
 ) -> None:
-    """``rg --max-depth`` never descends past the depth; the index would hand over every
-    name below it."""
+    """The index's names, kept from call to call, serve a listing cut at a depth too
+    (``rg --max-depth`` need not run): the walk still never descends past the depth."""
     plain, with_index = indexed
-    for depth in (1, 2, 5):
-        expected = await call(FsList(), plain, depth=depth)
-        assert await call(FsList(), with_index, depth=depth) == expected
+    expected = {depth: await _listed(plain, where, depth) for depth in (1, 2, 5)}
+    if where == ".":
+        assert "xml/dom/" in expected[2].splitlines() and "xml/dom/" not in expected[1]
+
+    async def no_ripgrep(*args: object) -> None:
+        raise AssertionError("ripgrep listed the files the index holds")
+
+    monkeypatch.setattr(listing, "_rg_files", no_ripgrep)
+    for depth, answer in expected.items():
+        assert await _listed(with_index, where, depth) == answer
+
+
+async def _listed(ctx: ToolContext, where: str, depth: int) -> str:
+    try:
+        return await call(FsList(), ctx, path=where, depth=depth)
+    except Exception as exc:  # an error must be the same error too
+        return f"{type(exc).__name__}: {exc}"
 
 
 async def test_changes_told_are_listed_at_once(tmp_path: Path) -> None:
