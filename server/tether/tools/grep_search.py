@@ -22,7 +22,7 @@ import re2  # type: ignore[import-untyped]  # google-re2 ships no type informati
 
 from tether.errors import ToolError
 from tether.outbound import escape_surrogates
-from tether.tools import ripgrep
+from tether.tools import ripgrep, ripgrep_events
 from tether.tools.base import ToolContext, quoted
 from tether.tools.fs_find import Glob
 from tether.tools.ignore import excluded, walk_files
@@ -32,9 +32,9 @@ from tether.tools.ripgrep_events import Found, collect
 from tether.tools.text import disk_lines, split_lines
 
 LIVE_AT_ONCE = 8  # ripgrep processes searching open documents at once
-# The index's candidates are searched a slice at a time, in order, this many at once (the
-# answer is the first matches by path: a slice is needed only while those before it
-# have not counted enough), each slice judged right before its ripgrep starts.
+# The index's candidates are counted a slice at a time, in order, this many at once (a
+# slice is needed only while those before it have not counted enough), each slice judged
+# right before its ripgrep starts; then the first files holding matches are read whole.
 SLICE_FILES = 400
 SLICE_BYTES = 20_000 if os.name == "nt" else 400_000  # of names, within a command line
 SLICES_AT_ONCE = max(1, min(4, os.cpu_count() or 1))
@@ -114,26 +114,55 @@ async def _disk(
 async def _listed(
     rg: str, args: list[str], search: Search, limit: int, files: list[bytes]
 ) -> Found | None:
+    """The candidates' matches in two passes: how many lines match in each file (a
+    number a file, slice by slice, until the count is enough), then the lines to show,
+    read as JSON from only the first files holding them (tens of files where the
+    candidates are thousands: the events of the matches only counted cost far more to
+    read than the count)."""
     if not files:  # ripgrep handed no path would search its working directory: an empty
         # text instead, so that a pattern it refuses is refused as it would be
         async with ripgrep.searching_text(rg, args, b"", search.ctx.workspace) as proc:
             return await _from_disk(proc, limit, search)
-    # Once the matches to show are in, a slice's matches are only counted.
-    slices: deque[Sequence[bytes]] = deque(_sliced(files))
-    running: deque[asyncio.Task[Found | None]] = deque()
+    counted = await _counted(rg, search, limit, files)
+    if counted is None:
+        return None
+    shown, total = [], 0
+    for name, lines in counted:
+        total += lines
+        if total - lines < limit:  # some of its lines are among the first ``limit``
+            shown.append(name)
     found = Found()
+    for names in _sliced(shown) if shown else ():  # a slice within a command line
+        part = await _json(rg, args, search, limit, names)
+        if part is None:
+            return None
+        found.hits += part.hits[: limit - len(found.hits)]
+    stop = limit + ripgrep_events.COUNT_PAST
+    found.total = max(min(total, stop), len(found.hits))  # a file may change between passes
+    found.counting_stopped = total >= stop
+    return found
+
+
+async def _counted(
+    rg: str, search: Search, limit: int, files: list[bytes]
+) -> list[tuple[bytes, int]] | None:
+    """The files that match, in order, with how many lines match in each: slice by slice,
+    a few at once, until ``COUNT_PAST`` past ``limit`` (the slices after are not needed);
+    None when ripgrep refused the pattern."""
+    slices: deque[Sequence[bytes]] = deque(_sliced(files))
+    running: deque[asyncio.Task[list[tuple[bytes, int]] | None]] = deque()
+    counted: list[tuple[bytes, int]] = []
+    total, enough = 0, limit + ripgrep_events.COUNT_PAST
     try:
-        while slices or running:
+        while (slices or running) and total < enough:
             while slices and len(running) < SLICES_AT_ONCE:
-                full = len(found.hits) >= limit
-                slice_ = _slice(rg, args, search, limit, slices.popleft(), counted=full)
-                running.append(asyncio.create_task(slice_))
+                running.append(asyncio.create_task(_count(rg, search, slices.popleft())))
             part = await running.popleft()
             if part is None:
                 return None
-            if found.then(part, limit):
-                return found  # counted enough: the slices after it are not needed
-        return found
+            counted += part
+            total += sum(lines for _, lines in part)
+        return counted
     finally:
         for task in running:
             task.cancel()  # its ripgrep is killed and reaped
@@ -150,25 +179,41 @@ def _sliced(files: list[bytes]) -> Iterable[Sequence[bytes]]:
     yield files[start:]
 
 
-async def _slice(
-    rg: str, args: list[str], search: Search, limit: int, names: Sequence[bytes], counted: bool
-) -> Found | None:
-    """The matches in these files, judged now; ``counted``: only how many lines match
-    (``--count``: a number a file, no JSON to read)."""
+async def _count(rg: str, search: Search, names: Sequence[bytes]) -> list[tuple[bytes, int]] | None:
+    """How many lines match in each of these files that has any, judged now; None when
+    ripgrep refused the pattern."""
     names = await asyncio.to_thread(judged, search.ctx.workspace, names)
     if not names:
-        return Found()
-    if counted:
-        args = ["--count", "--no-filename", search.case_flag, "--regexp", search.pattern]
+        return []
+    args = ["--count", "--with-filename", "--null", search.case_flag, "--regexp", search.pattern]
     async with ripgrep.listed(rg, args, search.ctx.workspace, names) as proc:
-        if proc is None or not counted:
-            return await _from_disk(proc, limit, search)
+        if proc is None:
+            return None
         out, err = await proc.communicate()
     if proc.returncode == 2 and b"regex parse error" in err:
         return None
-    found = Found()  # unreadable files alone do not fail a search: the others count
-    found.total = sum(int(line) for line in out.split() if line.isdigit())
-    return found
+    # "<name>\0<count>\n" a file: a name may hold a newline, a count never does.
+    asked = set(names)
+    pieces = out.split(b"\0")
+    counted: list[tuple[bytes, int]] = []
+    name = pieces[0]
+    for rest in pieces[1:]:
+        lines, _, following = rest.partition(b"\n")
+        if name in asked and lines.isdigit():  # unreadable files alone do not fail a search
+            counted.append((name, int(lines)))
+        name = following
+    return counted
+
+
+async def _json(
+    rg: str, args: list[str], search: Search, limit: int, names: Sequence[bytes]
+) -> Found | None:
+    """The matches in these files, judged now, read from ripgrep's JSON events."""
+    names = await asyncio.to_thread(judged, search.ctx.workspace, names)
+    if not names:
+        return Found()
+    async with ripgrep.listed(rg, args, search.ctx.workspace, names) as proc:
+        return await _from_disk(proc, limit, search)
 
 
 async def _from_disk(proc: ripgrep.Process | None, limit: int, search: Search) -> Found | None:

@@ -43,16 +43,6 @@ class Found:
         self.counting_stopped = self.total >= limit + COUNT_PAST
         return not self.counting_stopped
 
-    def then(self, after: Found, limit: int) -> bool:
-        """Add what a search of the files after these found; True once counting stops.
-        The same answer as one search of them all: the first ``limit`` matches, counted
-        up to ``COUNT_PAST`` beyond."""
-        self.hits += after.hits[: max(0, limit - len(self.hits))]
-        self.total += after.total
-        self.counting_stopped = after.counting_stopped or self.total >= limit + COUNT_PAST
-        self.total = min(self.total, limit + COUNT_PAST)
-        return self.counting_stopped
-
     @classmethod
     def merged(cls, parts: Iterable[Found]) -> Found:
         whole = cls()

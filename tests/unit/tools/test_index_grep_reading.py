@@ -4,13 +4,15 @@ from __future__ import annotations
 
 import json
 import sys
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from tests.unit.tools import call, context, write
+from tests.unit.tools import call, context, init_repo, write
 from tether.errors import ToolError
+from tether.index.workspace import WorkspaceIndex
 from tether.tools import ripgrep_events
 from tether.tools.index_grep import IndexGrep
 from tether.tools.ripgrep import find_rg
@@ -112,3 +114,41 @@ async def test_a_search_ripgrep_finished_answers_though_a_file_was_unreadable(
     write(ws, "a.txt", "hit\n" * lines)
     out = await call(IndexGrep(rg=lambda: str(failing)), context(ws), pattern="hit", max_results=2)
     assert out.splitlines()[:2] == ["a.txt:1: hit", "a.txt:2: hit"]
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="the recording ripgrep is a shell script")
+async def test_the_index_candidates_are_counted_and_only_the_first_matches_read(
+    tmp_path: Path,
+) -> None:
+    """Thirty candidates, two matching lines each, five shown: a count a file for all
+    thirty, then JSON events for the three files holding the first five only."""
+    ws = init_repo(tmp_path / "ws").resolve()
+    for n in range(30):
+        write(ws, f"f{n:02}.txt", "hit\nmiss\nhit\n")
+    index = WorkspaceIndex(ws, tmp_path / "index.sqlite3")
+    await index.build()
+    index.follow()
+    rg, log = find_rg(), tmp_path / "rg.runs"
+    assert rg is not None
+    script = f'#!/bin/sh\nprintf \'%s\\037\' "$@" >> {log}\necho >> {log}\nexec {rg} "$@"\n'
+    recording = write(tmp_path, "rg", script)
+    recording.chmod(0o755)
+    grep = IndexGrep(rg=lambda: str(recording))
+
+    out = await call(grep, replace(context(ws), index=index), pattern="hit", max_results=5)
+
+    assert out.splitlines() == [
+        "f00.txt:1: hit",
+        "f00.txt:3: hit",
+        "f01.txt:1: hit",
+        "f01.txt:3: hit",
+        "f02.txt:1: hit",
+        "[55 more matching lines not shown; narrow with path or glob, or raise max_results]",
+    ]
+    runs = [line.split("\x1f")[:-1] for line in log.read_text().splitlines()]
+    assert [run[run.index("--") + 1 :] for run in runs if "--json" in run] == [
+        ["f00.txt", "f01.txt", "f02.txt"]
+    ]
+    counted = [name for run in runs if "--count" in run for name in run[run.index("--") + 1 :]]
+    assert sorted(counted) == [f"f{n:02}.txt" for n in range(30)]
+    await index.close()
