@@ -14,7 +14,7 @@ import asyncio
 import os
 import threading
 from collections import deque
-from collections.abc import Coroutine, Iterable, Sequence
+from collections.abc import Callable, Coroutine, Iterable, Sequence
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -115,28 +115,29 @@ async def _listed(
     rg: str, args: list[str], search: Search, limit: int, files: list[bytes]
 ) -> Found | None:
     """The candidates' matches in two passes: how many lines match in each file (a
-    number a file, slice by slice, until the count is enough), then the lines to show,
+    number a file, slice by slice, until the count is enough), and the lines to show,
     read as JSON from only the first files holding them (tens of files where the
     candidates are thousands: the events of the matches only counted cost far more to
-    read than the count)."""
+    read than the count), as soon as the count has named those files."""
     if not files:  # ripgrep handed no path would search its working directory: an empty
         # text instead, so that a pattern it refuses is refused as it would be
         async with ripgrep.searching_text(rg, args, b"", search.ctx.workspace) as proc:
             return await _from_disk(proc, limit, search)
-    counted = await _counted(rg, search, limit, files)
-    if counted is None:
+    reading: asyncio.Task[Found | None] | None = None
+
+    def read(shown: list[bytes]) -> None:
+        nonlocal reading
+        reading = asyncio.create_task(_shown(rg, args, search, limit, shown))
+
+    try:
+        total = await _counted(rg, search, limit, files, read)
+        found = None if total is None else Found() if reading is None else await reading
+    finally:
+        if reading is not None and not reading.done():
+            reading.cancel()  # its ripgrep is killed and reaped
+            await asyncio.gather(reading, return_exceptions=True)
+    if found is None or total is None:
         return None
-    shown, total = [], 0
-    for name, lines in counted:
-        total += lines
-        if total - lines < limit:  # some of its lines are among the first ``limit``
-            shown.append(name)
-    found = Found()
-    for names in _sliced(shown) if shown else ():  # a slice within a command line
-        part = await _json(rg, args, search, limit, names)
-        if part is None:
-            return None
-        found.hits += part.hits[: limit - len(found.hits)]
     stop = limit + ripgrep_events.COUNT_PAST
     found.total = max(min(total, stop), len(found.hits))  # a file may change between passes
     found.counting_stopped = total >= stop
@@ -144,14 +145,15 @@ async def _listed(
 
 
 async def _counted(
-    rg: str, search: Search, limit: int, files: list[bytes]
-) -> list[tuple[bytes, int]] | None:
-    """The files that match, in order, with how many lines match in each: slice by slice,
-    a few at once, until ``COUNT_PAST`` past ``limit`` (the slices after are not needed);
-    None when ripgrep refused the pattern."""
+    rg: str, search: Search, limit: int, files: list[bytes], read: Callable[[list[bytes]], None]
+) -> int | None:
+    """How many lines match in the files, counted slice by slice, a few at once, until
+    ``COUNT_PAST`` past ``limit`` (the slices after are not needed); ``read`` is handed
+    the files holding the first ``limit`` of them once they are known. None when
+    ripgrep refused the pattern."""
     slices: deque[Sequence[bytes]] = deque(_sliced(files))
     running: deque[asyncio.Task[list[tuple[bytes, int]] | None]] = deque()
-    counted: list[tuple[bytes, int]] = []
+    shown: list[bytes] = []
     total, enough = 0, limit + ripgrep_events.COUNT_PAST
     try:
         while (slices or running) and total < enough:
@@ -160,9 +162,15 @@ async def _counted(
             part = await running.popleft()
             if part is None:
                 return None
-            counted += part
-            total += sum(lines for _, lines in part)
-        return counted
+            for name, lines in part:
+                if total < limit:  # some of its lines are among the first ``limit``
+                    shown.append(name)
+                    if total + lines >= limit:
+                        read(shown)
+                total += lines
+        if shown and total < limit:
+            read(shown)
+        return total
     finally:
         for task in running:
             task.cancel()  # its ripgrep is killed and reaped
@@ -185,12 +193,16 @@ async def _count(rg: str, search: Search, names: Sequence[bytes]) -> list[tuple[
     names = await asyncio.to_thread(judged, search.ctx.workspace, names)
     if not names:
         return []
-    args = ["--count", "--with-filename", "--null", search.case_flag, "--regexp", search.pattern]
-    async with ripgrep.listed(rg, args, search.ctx.workspace, names) as proc:
-        if proc is None:
-            return None
-        out, err = await proc.communicate()
-    if proc.returncode == 2 and b"regex parse error" in err:
+    # A count a line, for every file in the order given: printing the names as well
+    # took ripgrep a third longer. A file it could not read has no line; then the names.
+    out = await _counts(rg, search, names, ("--no-filename", "--include-zero"))
+    if out is None:
+        return None
+    counts = out.split(b"\n")[:-1]
+    if len(counts) == len(names):
+        return [(name, int(n)) for name, n in zip(names, counts, strict=True) if n != b"0"]
+    out = await _counts(rg, search, names, ("--with-filename", "--null"))
+    if out is None:
         return None
     # "<name>\0<count>\n" a file: a name may hold a newline, a count never does.
     asked = set(names)
@@ -205,15 +217,37 @@ async def _count(rg: str, search: Search, names: Sequence[bytes]) -> list[tuple[
     return counted
 
 
-async def _json(
-    rg: str, args: list[str], search: Search, limit: int, names: Sequence[bytes]
-) -> Found | None:
-    """The matches in these files, judged now, read from ripgrep's JSON events."""
-    names = await asyncio.to_thread(judged, search.ctx.workspace, names)
-    if not names:
-        return Found()
+async def _counts(
+    rg: str, search: Search, names: Sequence[bytes], how: tuple[str, ...]
+) -> bytes | None:
+    """ripgrep's ``--count`` of these files, printed ``how``; None when it refused the
+    pattern."""
+    args = ["--count", *how, search.case_flag, "--regexp", search.pattern]
     async with ripgrep.listed(rg, args, search.ctx.workspace, names) as proc:
-        return await _from_disk(proc, limit, search)
+        if proc is None:
+            return None
+        out, err = await proc.communicate()
+    if proc.returncode == 2 and b"regex parse error" in err:
+        return None
+    return out
+
+
+async def _shown(
+    rg: str, args: list[str], search: Search, limit: int, names: list[bytes]
+) -> Found | None:
+    """The matches in these files, each slice judged right before ripgrep reads it,
+    from its JSON events; None when ripgrep refused the pattern."""
+    found = Found()
+    for slice_ in _sliced(names):  # a slice within a command line
+        real = await asyncio.to_thread(judged, search.ctx.workspace, slice_)
+        if not real:
+            continue
+        async with ripgrep.listed(rg, args, search.ctx.workspace, real) as proc:
+            part = await _from_disk(proc, limit, search)
+        if part is None:
+            return None
+        found.hits += part.hits[: limit - len(found.hits)]
+    return found
 
 
 async def _from_disk(proc: ripgrep.Process | None, limit: int, search: Search) -> Found | None:

@@ -152,3 +152,33 @@ async def test_the_index_candidates_are_counted_and_only_the_first_matches_read(
     counted = [name for run in runs if "--count" in run for name in run[run.index("--") + 1 :]]
     assert sorted(counted) == [f"f{n:02}.txt" for n in range(30)]
     await index.close()
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="the lossy ripgrep is a shell script")
+async def test_a_count_short_of_a_file_is_taken_again_by_name(tmp_path: Path) -> None:
+    """A count a line lines up with the files only if every file has its line (one that
+    could not be read has none): a line short, the counts are taken again with names."""
+    ws = init_repo(tmp_path / "ws").resolve()
+    for n in range(6):
+        write(ws, f"f{n}.txt", "hit\n" * (n + 1))
+    index = WorkspaceIndex(ws, tmp_path / "index.sqlite3")
+    await index.build()
+    index.follow()
+    rg, log = find_rg(), tmp_path / "rg.runs"
+    assert rg is not None
+    script = (
+        f"#!/bin/sh\nprintf '%s\\037' \"$@\" >> {log}\necho >> {log}\n"
+        f'case "$*" in *--include-zero*) {rg} "$@" | tail -n +2 ;; *) exec {rg} "$@" ;; esac\n'
+    )
+    lossy = write(tmp_path, "rg", script)
+    lossy.chmod(0o755)
+    ctx = replace(context(ws), index=index)
+
+    out = await call(IndexGrep(rg=lambda: str(lossy)), ctx, pattern="hit", max_results=2)
+
+    assert out == await call(IndexGrep(), context(ws), pattern="hit", max_results=2)
+    assert out.splitlines()[-1].startswith("[19 more matching lines not shown")
+    runs = log.read_text().splitlines()
+    assert sum("--include-zero" in run for run in runs) == 1
+    assert sum("--with-filename" in run for run in runs) == 1
+    await index.close()
