@@ -114,15 +114,17 @@ async def _disk(
 async def _listed(
     rg: str, args: list[str], search: Search, limit: int, files: list[bytes]
 ) -> Found | None:
-    """The candidates' matches in two passes: how many lines match in each file (a
-    number a file, slice by slice, until the count is enough), and the lines to show,
-    read as JSON from only the first files holding them (tens of files where the
-    candidates are thousands: the events of the matches only counted cost far more to
-    read than the count), as soon as the count has named those files."""
+    """The candidates' matches: a slice's worth read at once; more in two passes: how
+    many lines match in each file (a number a file, slice by slice, until the count is
+    enough), and the lines to show, read as JSON from only the first files holding them
+    (tens of files where the candidates are thousands: the events of the matches only
+    counted cost far more to read than the count), as soon as the count has named them."""
     if not files:  # ripgrep handed no path would search its working directory: an empty
         # text instead, so that a pattern it refuses is refused as it would be
         async with ripgrep.searching_text(rg, args, b"", search.ctx.workspace) as proc:
             return await _from_disk(proc, limit, search)
+    if len(files) <= SLICE_FILES:  # few: read at once, their matches counted as they come
+        return await _shown(rg, args, search, limit, files)
     reading: asyncio.Task[Found | None] | None = None
 
     def read(shown: list[bytes]) -> None:
@@ -236,7 +238,8 @@ async def _shown(
     rg: str, args: list[str], search: Search, limit: int, names: list[bytes]
 ) -> Found | None:
     """The matches in these files, each slice judged right before ripgrep reads it,
-    from its JSON events; None when ripgrep refused the pattern."""
+    from its JSON events (counted as one search's, up to ``COUNT_PAST`` past ``limit``);
+    None when ripgrep refused the pattern."""
     found = Found()
     for slice_ in _sliced(names):  # a slice within a command line
         real = await asyncio.to_thread(judged, search.ctx.workspace, slice_)
@@ -247,6 +250,10 @@ async def _shown(
         if part is None:
             return None
         found.hits += part.hits[: limit - len(found.hits)]
+        found.total = min(found.total + part.total, limit + ripgrep_events.COUNT_PAST)
+        found.counting_stopped = found.total >= limit + ripgrep_events.COUNT_PAST
+        if found.counting_stopped:
+            break
     return found
 
 

@@ -13,7 +13,7 @@ import pytest
 from tests.unit.tools import call, context, init_repo, write
 from tether.errors import ToolError
 from tether.index.workspace import WorkspaceIndex
-from tether.tools import ripgrep_events
+from tether.tools import grep_search, ripgrep_events
 from tether.tools.index_grep import IndexGrep
 from tether.tools.ripgrep import find_rg
 
@@ -118,13 +118,16 @@ async def test_a_search_ripgrep_finished_answers_though_a_file_was_unreadable(
 
 @pytest.mark.skipif(sys.platform == "win32", reason="the recording ripgrep is a shell script")
 async def test_the_index_candidates_are_counted_and_only_the_first_matches_read(
-    tmp_path: Path,
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """Thirty candidates, two matching lines each, five shown: a count a file for all
-    thirty, then JSON events for the three files holding the first five only."""
+    """Thirty candidates, more than a slice, two matching lines each, five shown: a count
+    a file for all thirty, then JSON events for the three files holding the first five
+    only. A slice's worth or fewer are read at once."""
+    monkeypatch.setattr(grep_search, "SLICE_FILES", 10)
     ws = init_repo(tmp_path / "ws").resolve()
     for n in range(30):
         write(ws, f"f{n:02}.txt", "hit\nmiss\nhit\n")
+    write(ws, "rare.txt", "seldom\n")
     index = WorkspaceIndex(ws, tmp_path / "index.sqlite3")
     await index.build()
     index.follow()
@@ -151,13 +154,23 @@ async def test_the_index_candidates_are_counted_and_only_the_first_matches_read(
     ]
     counted = [name for run in runs if "--count" in run for name in run[run.index("--") + 1 :]]
     assert sorted(counted) == [f"f{n:02}.txt" for n in range(30)]
+
+    log.unlink()
+    out = await call(grep, replace(context(ws), index=index), pattern="seldom")
+    assert out == "rare.txt:1: seldom"
+    runs = [line.split("\x1f")[:-1] for line in log.read_text().splitlines()]
+    assert [run[run.index("--") + 1 :] for run in runs] == [["rare.txt"]]
+    assert "--json" in runs[0]
     await index.close()
 
 
 @pytest.mark.skipif(sys.platform == "win32", reason="the lossy ripgrep is a shell script")
-async def test_a_count_short_of_a_file_is_taken_again_by_name(tmp_path: Path) -> None:
+async def test_a_count_short_of_a_file_is_taken_again_by_name(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """A count a line lines up with the files only if every file has its line (one that
     could not be read has none): a line short, the counts are taken again with names."""
+    monkeypatch.setattr(grep_search, "SLICE_FILES", 4)
     ws = init_repo(tmp_path / "ws").resolve()
     for n in range(6):
         write(ws, f"f{n}.txt", "hit\n" * (n + 1))
@@ -179,6 +192,6 @@ async def test_a_count_short_of_a_file_is_taken_again_by_name(tmp_path: Path) ->
     assert out == await call(IndexGrep(), context(ws), pattern="hit", max_results=2)
     assert out.splitlines()[-1].startswith("[19 more matching lines not shown")
     runs = log.read_text().splitlines()
-    assert sum("--include-zero" in run for run in runs) == 1
-    assert sum("--with-filename" in run for run in runs) == 1
+    assert sum("--include-zero" in run for run in runs) == 2  # two slices, each a line short
+    assert sum("--with-filename" in run for run in runs) == 2
     await index.close()
