@@ -59,6 +59,9 @@ CREATE VIRTUAL TABLE IF NOT EXISTS grams USING {shards.GRAMS};
 """
 
 
+_NAMES_AT_ONCE = 500  # bound parameters a statement, well within SQLite's limit
+
+
 @dataclass(frozen=True)
 class Seen:
     """One file as it was read: what the index keeps of it."""
@@ -152,32 +155,36 @@ class Database:
         transaction: a crash leaves the index as it was before or after, never between."""
         self._count = None
         self._writes += 1
+        latest = {file.rel: file for file in seen}  # a file read twice: as read last
         with self._transaction():
             next_doc = int(self._meta("next_doc") or 1)
-            dead = 0
-            for rel in gone:
-                dead += self._forget(rel)
-            for file in seen:
-                dead += self._forget(file.rel)
+            dead = self._forget([*dict.fromkeys([*gone, *latest])])
+            documents: list[tuple[int, str]] = []
+            rows: list[tuple[bytes, int | None, int, int, Kind]] = []
+            for file in latest.values():
                 doc = file.doc
                 if doc is None and file.document is not None:
                     doc, next_doc = next_doc, next_doc + 1
-                    self.db.execute(
-                        "INSERT INTO grams(rowid, body) VALUES (?, ?)", (doc, file.document)
-                    )
-                self.db.execute(
-                    "INSERT INTO files VALUES (?, ?, ?, ?, ?, 0)",
-                    (file.rel, doc, file.mtime_ns, file.size, file.kind),
-                )
+                    documents.append((doc, file.document))
+                rows.append((file.rel, doc, file.mtime_ns, file.size, file.kind))
+            # A statement a batch, not a file: 42,000 files took 0.6 s of the server's CPU.
+            self.db.executemany("INSERT INTO grams(rowid, body) VALUES (?, ?)", documents)
+            self.db.executemany("INSERT INTO files VALUES (?, ?, ?, ?, ?, 0)", rows)
             self._set("next_doc", str(next_doc))
             if dead:
                 self._set("garbage", str(self.garbage() + dead))
 
-    def _forget(self, rel: bytes) -> int:
-        """Drop a file's row; 1 when that leaves a document behind."""
-        self.db.execute("DELETE FROM symbols WHERE path = ?", (rel,))
-        row = self.db.execute("DELETE FROM files WHERE path = ? RETURNING doc", (rel,)).fetchone()
-        return 1 if row is not None and row[0] is not None else 0
+    def _forget(self, rels: list[bytes]) -> int:
+        """Drop these files' rows (distinct names); how many documents that leaves behind."""
+        dead = 0
+        for at in range(0, len(rels), _NAMES_AT_ONCE):
+            names = rels[at : at + _NAMES_AT_ONCE]
+            among = f"path IN ({', '.join('?' * len(names))})"
+            sql = f"SELECT count(*) FROM files WHERE doc IS NOT NULL AND {among}"
+            dead += int(self.db.execute(sql, names).fetchone()[0])
+            self.db.execute(f"DELETE FROM files WHERE {among}", names)
+            self.db.execute(f"DELETE FROM symbols WHERE {among}", names)
+        return dead
 
     def matching(
         self, branches: list[list[str]], at_least: int, share: float

@@ -57,3 +57,22 @@ def test_its_version_changes_with_every_write_of_any_server(tmp_path: Path) -> N
     finally:
         db.close()
         other.close()
+
+
+def test_a_write_replaces_and_drops_in_batches_and_counts_the_documents_left_behind(
+    tmp_path: Path,
+) -> None:
+    """Past the names a statement takes (1,200 files in one write), read twice in one
+    batch, and both read and gone: each document left behind is garbage once."""
+    db = Database(tmp_path / "index.sqlite3")
+    try:
+        many = [seen(f"d/{n:04}.py".encode()) for n in range(1_200)]
+        db.put(many)
+        assert db.count() == 1_200 and db.garbage() == 0
+        db.put([seen(b"d/0000.py"), seen(b"d/0000.py"), seen(b"new.py")], gone=[b"d/0000.py"])
+        assert db.garbage() == 1  # d/0000.py's first document, once
+        db.put([], gone=[file.rel for file in many[1:]])
+        assert db.garbage() == 1_200
+        assert sorted(db.below(b"")) == [b"d/0000.py", b"new.py"]
+    finally:
+        db.close()
