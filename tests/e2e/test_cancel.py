@@ -6,6 +6,7 @@ import asyncio
 from pathlib import Path
 from typing import Any
 
+import pytest
 from lsprotocol import types
 
 from tests.e2e.conftest import Editor, StartEditor
@@ -131,3 +132,38 @@ async def test_an_editor_that_hangs_up_mid_command_ends_it_as_shutdown_would(
     history = await again.history(session)
     (call,) = [m for m in history["messages"] if m["role"] == "tool"]
     assert "cancelled" in call["content"]
+
+
+# pytest-lsp's checks know only the tokens a server asked the client to create; a token
+# the client itself sends with its request (LSP's WorkDoneProgressParams) is as valid.
+@pytest.mark.filterwarnings("ignore:Unknown progress token")
+async def test_a_progress_the_editor_names_with_its_request_reports_the_turn(
+    start_editor: StartEditor, stub: ProviderStub
+) -> None:
+    """An editor may send a workDoneToken with `tether.run`: the turn reports on it (no
+    `window/workDoneProgress/create` for a token of tether's own), and cancelling it ends
+    the turn."""
+    editor = await start_editor()
+    stub.script(hang(30))
+    sent = len(stub.requests)
+    params = types.ExecuteCommandParams(
+        command="tether.run", arguments=[{"prompt": "named"}], work_done_token="editor-42"
+    )
+    task = asyncio.create_task(
+        editor.client.protocol.send_request_async(types.WORKSPACE_EXECUTE_COMMAND, params)
+    )
+    await editor.wait_for_update(lambda u: u["kind"] == "status" and u["status"] == "running")
+    await stub.wait_for_requests_async(sent + 1, timeout=10)
+    async with asyncio.timeout(10):
+        while editor.progress_of("named") is None:
+            await asyncio.sleep(0.01)
+
+    assert editor.progress_of("named") == "editor-42"
+    own = [t for t in editor.client.progress_reports if not str(t).startswith("tether-index-")]
+    assert own == ["editor-42"]
+    editor.client.window_work_done_progress_cancel(
+        types.WorkDoneProgressCancelParams(token="editor-42")
+    )
+    await assert_cancelled(editor, task)
+    end = editor.client.progress_reports["editor-42"][-1]
+    assert isinstance(end, types.WorkDoneProgressEnd)

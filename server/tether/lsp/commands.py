@@ -12,6 +12,7 @@ import logging
 from collections.abc import Awaitable, Callable
 from typing import Any, TypeVar
 
+from lsprotocol import types
 from pydantic import BaseModel
 
 from tether.errors import TetherError
@@ -120,11 +121,13 @@ def _forget(ls: TetherServer, turn: asyncio.Future[TurnResult]) -> None:
     log.error("a background turn failed", exc_info=exc)
 
 
-def _token(progress: asyncio.Future[str | None]) -> str | None:
+def _token(progress: asyncio.Future[types.ProgressToken | None]) -> types.ProgressToken | None:
     return None if progress.cancelled() or progress.exception() else progress.result()
 
 
-def _follow(ls: TetherServer, session: str, progress: asyncio.Future[str | None]) -> None:
+def _follow(
+    ls: TetherServer, session: str, progress: asyncio.Future[types.ProgressToken | None]
+) -> None:
     """Cancelling the progress cancels the turn, once the editor has the progress."""
     if (token := _token(progress)) is not None:
         ls.progress_sessions[token] = session

@@ -8,18 +8,27 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import contextvars
 import functools
 import logging
-from collections.abc import Callable
+from collections.abc import Callable, Generator
 from concurrent.futures import Future
 from typing import Any
 
+from lsprotocol import types
 from pygls.client import JsonRPCClient
 from pygls.exceptions import JsonRpcException, JsonRpcInternalError
-from pygls.protocol import JsonRPCProtocol, LanguageServerProtocol
+from pygls.protocol import JsonRPCProtocol, LanguageServerProtocol, lsp_method
 from pygls.protocol.json_rpc import JsonRPCRequestMessage
 
 log = logging.getLogger(__name__)
+
+# The workDoneToken the ``workspace/executeCommand`` request being handled came with, if
+# its client sent one: pygls hands a command its arguments alone. Each message is handled
+# in a context of its own, and the command's task copies it.
+COMMAND_PROGRESS: contextvars.ContextVar[types.ProgressToken | None] = contextvars.ContextVar(
+    "command_progress", default=None
+)
 
 
 class OwnCancels(LanguageServerProtocol):
@@ -49,6 +58,13 @@ class OwnCancels(LanguageServerProtocol):
             return
         if not self.take_cancel(msg_id):
             super()._handle_cancel_notification(msg_id)
+
+    @lsp_method(types.WORKSPACE_EXECUTE_COMMAND)
+    def lsp_workspace__execute_command(
+        self, params: types.ExecuteCommandParams
+    ) -> Generator[Any, Any, Any]:
+        COMMAND_PROGRESS.set(params.work_done_token)
+        return (yield from super().lsp_workspace__execute_command(params))
 
     def _execute_handler(
         self,

@@ -20,6 +20,7 @@ from tether.agent.events import (
     ToolCallUpdate,
     Update,
 )
+from tether.lsp.pygls_private import COMMAND_PROGRESS
 from tether.outbound import outbound, outbound_json
 
 if TYPE_CHECKING:
@@ -38,7 +39,7 @@ class LspUpdates:
     def __init__(self, ls: TetherServer, session: str, announce: bool = False) -> None:
         self.ls = ls
         self.session = session
-        self.token: str | None = None
+        self.token: types.ProgressToken | None = None
         self.announce = announce  # a scheduled turn: say aloud what waits for the person
         self.calls: dict[str, tuple[str, float]] = {}  # call id -> (tool, started)
         self.reported = 0.0  # when the progress last said a command's state
@@ -46,17 +47,20 @@ class LspUpdates:
         self._flushing: asyncio.TimerHandle | None = None
         self.running = asyncio.Event()  # the turn holds its session: it is under way
 
-    async def begin(self, title: str) -> str | None:
-        """Start the turn's progress; returns its token, None where the client has none."""
-        capabilities = self.ls.client_capabilities.window
-        if not (capabilities and capabilities.work_done_progress):
-            return None
-        token = f"tether-{uuid.uuid4().hex[:8]}"
-        try:
-            await self.ls.work_done_progress.create_async(token)
-        except JsonRpcException as exc:  # a client that refuses progress still gets its turn
-            log.info("client refused a progress token: %s", exc)
-            return None
+    async def begin(self, title: str) -> types.ProgressToken | None:
+        """Start the turn's progress; returns its token, None where the client has none.
+        A token the client sent with its request is used as it is (no round trip)."""
+        token = COMMAND_PROGRESS.get()
+        if token is None:
+            capabilities = self.ls.client_capabilities.window
+            if not (capabilities and capabilities.work_done_progress):
+                return None
+            token = f"tether-{uuid.uuid4().hex[:8]}"
+            try:
+                await self.ls.work_done_progress.create_async(token)
+            except JsonRpcException as exc:  # a client that refuses progress gets its turn
+                log.info("client refused a progress token: %s", exc)
+                return None
         self.token = token
         self.ls.work_done_progress.begin(
             token, types.WorkDoneProgressBegin(title="tether", message=title[:80], cancellable=True)

@@ -8,10 +8,11 @@ import json
 import sys
 from typing import Any
 
+from lsprotocol import types
 from pygls.client import JsonRPCClient
 from pygls.lsp.client import LanguageClient
 from pygls.lsp.server import LanguageServer
-from pygls.protocol import JsonRPCProtocol
+from pygls.protocol import JsonRPCProtocol, LanguageServerProtocol
 
 from tether.lsp.pygls_private import (
     AnsweredErrors,
@@ -135,3 +136,14 @@ def test_an_error_that_answers_a_request_is_not_logged_with_a_traceback_but_a_bu
     finally:
         logger.removeFilter(quiet)
     assert [r.exc_info[1] for r in caplog.records if r.exc_info] == [error]
+
+
+def test_pygls_still_handles_execute_command_with_the_builtin_tether_extends() -> None:
+    """``COMMAND_PROGRESS`` is set by overriding pygls's built-in generator for
+    ``workspace/executeCommand``; the override is the one registered."""
+    builtin = LanguageServerProtocol.lsp_workspace__execute_command
+    assert inspect.isgeneratorfunction(builtin)
+    assert getattr(builtin, "method_name", None) == types.WORKSPACE_EXECUTE_COMMAND
+    server = LanguageServer("t", "0", protocol_cls=OwnCancels)
+    registered = server.protocol.fm.builtin_features[types.WORKSPACE_EXECUTE_COMMAND]
+    assert registered.__func__ is OwnCancels.lsp_workspace__execute_command
