@@ -17,7 +17,7 @@ from hypothesis import strategies as st
 
 from tests.unit.tools import Buffers, context, init_repo, write
 from tether.index.workspace import WorkspaceIndex
-from tether.tools import grep_search, ripgrep_events
+from tether.tools import candidates, ripgrep_events
 from tether.tools.base import ToolContext
 from tether.tools.index_grep import IndexGrep, IndexGrepParams
 
@@ -107,7 +107,7 @@ _PIECES = st.one_of(
     where=st.sampled_from([".", "email", "xml/dom"]),
     glob=st.sampled_from([None, "*.py", "email/**/*.py"]),
     max_results=st.sampled_from([3, 100]),
-    slice_files=st.sampled_from([grep_search.SLICE_FILES, 7]),
+    slice_files=st.sampled_from([candidates.SLICE_FILES, 7]),
     count_past=st.sampled_from([ripgrep_events.COUNT_PAST, 5]),
 )
 def test_the_index_answers_as_ripgrep_does(
@@ -130,12 +130,12 @@ def test_the_index_answers_as_ripgrep_does(
         glob=glob,
         max_results=max_results,
     )
-    usual = grep_search.SLICE_FILES, ripgrep_events.COUNT_PAST
-    grep_search.SLICE_FILES, ripgrep_events.COUNT_PAST = slice_files, count_past
+    usual = candidates.SLICE_FILES, ripgrep_events.COUNT_PAST
+    candidates.SLICE_FILES, ripgrep_events.COUNT_PAST = slice_files, count_past
     try:
         assert asyncio.run(_answer(with_index, params)) == asyncio.run(_answer(plain, params))
     finally:
-        grep_search.SLICE_FILES, ripgrep_events.COUNT_PAST = usual
+        candidates.SLICE_FILES, ripgrep_events.COUNT_PAST = usual
 
 
 @pytest.mark.parametrize("count_past", [5, 40, 300, ripgrep_events.COUNT_PAST])
@@ -149,7 +149,7 @@ def test_a_common_pattern_searched_slice_by_slice_counts_as_one_search(
     """Hundreds of candidates in slices of 7 files: the count may stop in any slice, or
     in none; the matches shown and the count are one search's."""
     plain, with_index = indexed
-    monkeypatch.setattr(grep_search, "SLICE_FILES", 7)
+    monkeypatch.setattr(candidates, "SLICE_FILES", 7)
     monkeypatch.setattr(ripgrep_events, "COUNT_PAST", count_past)
     params = IndexGrepParams(pattern=pattern, max_results=20)
 

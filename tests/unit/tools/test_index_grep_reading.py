@@ -13,7 +13,7 @@ import pytest
 from tests.unit.tools import call, context, init_repo, write
 from tether.errors import ToolError
 from tether.index.workspace import WorkspaceIndex
-from tether.tools import grep_search, ripgrep_events
+from tether.tools import candidates, ripgrep_events
 from tether.tools.index_grep import IndexGrep
 from tether.tools.ripgrep import find_rg
 
@@ -123,7 +123,7 @@ async def test_the_index_candidates_are_counted_and_only_the_first_matches_read(
     """Thirty candidates, more than a slice, two matching lines each, five shown: a count
     a file for all thirty, then JSON events for the three files holding the first five
     only. A slice's worth or fewer are read at once."""
-    monkeypatch.setattr(grep_search, "SLICE_FILES", 10)
+    monkeypatch.setattr(candidates, "SLICE_FILES", 10)
     ws = init_repo(tmp_path / "ws").resolve()
     for n in range(30):
         write(ws, f"f{n:02}.txt", "hit\nmiss\nhit\n")
@@ -170,7 +170,7 @@ async def test_a_count_short_of_a_file_is_taken_again_by_name(
 ) -> None:
     """A count a line lines up with the files only if every file has its line (one that
     could not be read has none): a line short, the counts are taken again with names."""
-    monkeypatch.setattr(grep_search, "SLICE_FILES", 4)
+    monkeypatch.setattr(candidates, "SLICE_FILES", 4)
     ws = init_repo(tmp_path / "ws").resolve()
     for n in range(6):
         write(ws, f"f{n}.txt", "hit\n" * (n + 1))
