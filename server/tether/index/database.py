@@ -31,10 +31,12 @@ import sqlite3
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
 from tether.index import shards
-from tether.index.symbols import Definition
+
+if TYPE_CHECKING:
+    from tether.index.symbols import Definition
 
 SCHEMA = 4  # 4: a document holds the file's distinct trigrams (``trigrams``), a token
 # each; 3: its words; the definitions are kept in the order of their files

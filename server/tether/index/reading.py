@@ -20,7 +20,7 @@ from typing import BinaryIO
 from tether.errors import ToolError
 from tether.index.database import Kind
 from tether.tools.ignore import excluded, posix_below, walk_files
-from tether.tools.text import SNIFF_BYTES, open_regular
+from tether.tools.regular import SNIFF_BYTES, open_regular
 
 MAX_INDEXED_BYTES = 2 * 2**20  # larger files are searched whole, every time
 _CHUNK = 2**20

@@ -11,14 +11,17 @@ from __future__ import annotations
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING, TypeAlias
 
 from tether.index.database import Database, Seen, into_shard
 from tether.index.reading import File, absolute, belongs, examine, relative
-from tether.index.symbols import Definition, supported, taken
 from tether.index.trigrams import paired
 from tether.tools.ignore import enters, walk_files
 
-Defined = list[tuple[bytes, list[Definition]]]  # files' definitions, by their names
+if TYPE_CHECKING:
+    from tether.index.symbols import Definition
+
+Defined: TypeAlias = "list[tuple[bytes, list[Definition]]]"  # files' definitions, by names
 
 
 @dataclass(frozen=True)
@@ -33,6 +36,8 @@ class Batch:
 
 def examined(root: Path, paths: Sequence[Path], define: bool = False) -> Batch:
     """Read ``paths``; ``define``: take their definitions too."""
+    if define:  # tree-sitter only when asked: a long pass's reading workers start without it
+        from tether.index.symbols import taken
     lost: list[bytes] = []
 
     def files() -> Iterator[File]:
@@ -79,6 +84,8 @@ def read(
 def defined(root: Path, rels: Sequence[bytes]) -> Defined:
     """The definitions of the files ``rels`` (none for a file gone, or in no language the
     index parses)."""
+    from tether.index.symbols import supported, taken  # see ``examined``
+
     found: Defined = []
     for rel in rels:
         path = absolute(root, rel)

@@ -75,7 +75,7 @@ def _paired(group: Sequence[tuple[T, bytes | None]]) -> Iterator[tuple[T, str | 
 
 def _documents(texts: Sequence[bytes]) -> list[str]:
     np = _numpy()
-    valid, tokens = _tables()
+    valid, tokens = tables()
     characters = np.frombuffer(_BETWEEN.join(texts).translate(_CHARACTERS), dtype=np.uint8)
     wide = characters.astype(np.uint16)  # 38³ = 54,872 fits
     numbers = wide[:-2] * _BASE**2
@@ -97,7 +97,7 @@ def _documents(texts: Sequence[bytes]) -> list[str]:
 
 
 @cache
-def _tables() -> tuple[npt.NDArray[np.bool_], npt.NDArray[np.uint8]]:
+def tables() -> tuple[npt.NDArray[np.bool_], npt.NDArray[np.uint8]]:
     """Which trigram numbers hold no _OTHER, and each number's token ("abc ")."""
     np = _numpy()
     numbers = np.arange(_SPACE)

@@ -130,12 +130,13 @@ class WorkspaceIndex:
             if self._db is None:
                 return
             done, files = await asyncio.to_thread(self._db.definitions_taken)
-        async with workers.for_pass(files - done, workers.cores()) as pool:
+        async with workers.for_pass(workers.cores()) as long_pass:
+            long_pass.expect(files - done)
             while (db := self._db) is not None and not self._closing:
                 async with self._lock:
                     if self._db is not db:
                         return  # closed meanwhile
-                    parsed = await workers.define(self.root, db, BATCH, pool)
+                    parsed = await workers.define(self.root, db, BATCH, long_pass.workers)
                 if not parsed:
                     break
                 progress.report(f"definitions of {parsed} more files taken", 100)
@@ -148,16 +149,19 @@ class WorkspaceIndex:
         also, self._told = self._told | told, set()
         self._pending.clear()
         db = await asyncio.to_thread(self._open)
-        found, git = await freshness.stale(self.root, db, also)  # the database's reads: a thread
-        walked = time.perf_counter()
-        read = found.read
 
         def going_on(done: int) -> bool:
             progress.report(f"{done}/{len(read)} files read", 100 * done // max(len(read), 1))
             return not self._closing  # what is read is committed; the next start reads the rest
 
-        batches = [read[start : start + BATCH] for start in range(0, max(len(read), 1), BATCH)]
-        async with workers.for_pass(len(read), workers.cores()) as pool:
+        async with workers.for_pass(workers.cores()) as long_pass:
+            # The workers start as soon as the walk has found enough files to read.
+            found, git = await freshness.stale(self.root, db, also, long_pass.expect)
+            walked = time.perf_counter()
+            read = found.read
+            long_pass.expect(len(read))
+            batches = [read[start : start + BATCH] for start in range(0, max(len(read), 1), BATCH)]
+            pool = long_pass.workers
             await workers.read(self.root, db, batches, found.gone, define, pool, going_on)
         if self._closing:
             return

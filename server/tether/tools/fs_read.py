@@ -16,9 +16,9 @@ from pydantic import BaseModel, ConfigDict, Field
 from tether.errors import ToolError
 from tether.tools.base import ToolContext, live_text
 from tether.tools.paths import checked, named, reads_inside, shown
+from tether.tools.regular import SNIFF_BYTES
 from tether.tools.text import (
     MAX_FILE_BYTES,
-    SNIFF_BYTES,
     decode,
     open_checked,
     refuse_binary,

@@ -18,7 +18,7 @@ from pathlib import Path
 from pathspec import GitIgnoreSpec
 
 from tether.errors import ToolError
-from tether.tools.text import open_regular
+from tether.tools.regular import open_regular
 
 MAX_IGNORE_BYTES = 4 * 2**20  # more than any real ignore file; a huge one is read this far
 _LONE_SURROGATE = re.compile("[\ud800-\udfff]")

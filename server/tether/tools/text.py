@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import asyncio
 import os
-import stat
 import sys
 from collections.abc import Iterator
 from pathlib import Path
@@ -20,19 +19,10 @@ from typing import BinaryIO
 from tether.errors import ToolError
 from tether.tools.base import ToolContext, live_text
 from tether.tools.paths import allow, named
+from tether.tools.regular import SNIFF_BYTES, open_regular
 
 MAX_FILE_BYTES = 20 * 1024 * 1024
-SNIFF_BYTES = 8192
 MAX_SEARCHED_LINE = 16 * 2**20  # the Python search reads no more of one line than this
-# Never wait on open (a FIFO with no writer), never take a terminal, never leak into children.
-_OPEN_FLAGS = os.O_RDONLY | getattr(os, "O_BINARY", 0) | getattr(os, "O_CLOEXEC", 0)
-_OPEN_FLAGS |= getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOCTTY", 0)
-_KINDS = {
-    stat.S_IFIFO: "a FIFO (named pipe)",
-    stat.S_IFSOCK: "a socket",
-    stat.S_IFCHR: "a character device",
-    stat.S_IFBLK: "a block device",
-}
 
 
 async def load_text(ctx: ToolContext, path: Path) -> str:
@@ -40,39 +30,6 @@ async def load_text(ctx: ToolContext, path: Path) -> str:
     thread, so the loop never waits on the disk)."""
     live = await live_text(ctx, path)
     return live if live is not None else await asyncio.to_thread(read_disk, ctx, path)
-
-
-def open_regular(path: Path, name: str) -> BinaryIO:
-    """``path`` opened for reading if it is a regular file; a ToolError saying what it is if
-    not. Opening never blocks: a FIFO is refused, not waited on."""
-    try:
-        fd = os.open(path, _OPEN_FLAGS)
-    except FileNotFoundError:
-        raise ToolError(f"no such file: {name}") from None
-    except OSError as exc:  # a socket cannot be opened at all (ENXIO)
-        _refuse_special(_mode(path), name)
-        raise ToolError(f"cannot read {name}: {exc.strerror}") from None
-    try:
-        _refuse_special(os.fstat(fd).st_mode, name)
-        return os.fdopen(fd, "rb")
-    except BaseException:
-        os.close(fd)
-        raise
-
-
-def _mode(path: Path) -> int:
-    try:
-        return os.stat(path).st_mode
-    except OSError:
-        return stat.S_IFREG
-
-
-def _refuse_special(mode: int, name: str) -> None:
-    if stat.S_ISDIR(mode):
-        raise ToolError(f"{name} is a directory; fs-list shows what it holds")
-    if not stat.S_ISREG(mode):
-        kind = _KINDS.get(stat.S_IFMT(mode), "not a regular file")
-        raise ToolError(f"{name} is {kind}; only regular files can be read")
 
 
 def open_checked(ctx: ToolContext, path: Path) -> BinaryIO:

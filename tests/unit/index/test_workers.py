@@ -7,7 +7,8 @@ import logging
 import os
 import sqlite3
 import sys
-from collections.abc import Callable, Iterable
+import time
+from collections.abc import Callable, Iterable, Iterator
 from concurrent.futures import ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
 from pathlib import Path
@@ -15,11 +16,11 @@ from typing import Any, TypeVar
 
 import pytest
 
-from tests.support import dying
+from tests.support import dying, imported
 from tests.unit.tools import write
-from tether.index import reads, workers, workspace
+from tether.index import freshness, reads, workers, workspace
 from tether.index.database import Database, Seen, into_shard
-from tether.index.reading import MAX_INDEXED_BYTES, relative
+from tether.index.reading import MAX_INDEXED_BYTES, relative, workspace_files
 from tether.index.shards import files as shard_files
 from tether.index.trigrams import document
 from tether.index.workspace import WorkspaceIndex
@@ -80,6 +81,61 @@ async def test_workers_build_the_index_the_servers_threads_build(
     await threads.close()
     await processes.close()
     assert content(tmp_path / "processes.sqlite3") == content(tmp_path / "threads.sqlite3")
+
+
+async def test_a_long_passs_workers_start_while_the_walk_still_finds_files(
+    tree: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The workers are started once the walk has found ``FROM_FILES`` files to read, not
+    once it has ended (each takes ~0.2 s to start, beside a walk of 0.3-0.6 s on the
+    bench's big tree); a pass that finds fewer starts none."""
+    walked = workspace_files
+    found_then: list[int] = []
+    count = [0]
+
+    def walking(root: Path) -> Iterator[Path]:
+        for path in walked(root):
+            count[0] += 1
+            yield path
+            if count[0] == 10:  # the loop's turn to start them (asked from this thread)
+                time.sleep(0.5)
+
+    def started(self: workers.Workers) -> ProcessPoolExecutor:
+        found_then.append(count[0])
+        return start(self)
+
+    start = workers.Workers._start
+    monkeypatch.setattr(freshness, "workspace_files", walking)
+    monkeypatch.setattr(workers.Workers, "_start", started)
+    monkeypatch.setattr(workers, "FROM_FILES", 5)
+    index = WorkspaceIndex(tree, tmp_path / "index.sqlite3")
+    await index.build(define=False)
+    await index.close()
+    assert count[0] > 60 and len(found_then) == 1 and 5 <= found_then[0] <= 10
+
+    monkeypatch.setattr(workers, "FROM_FILES", 1000)
+    found_then.clear()
+    index = WorkspaceIndex(tree, tmp_path / "small.sqlite3")
+    await index.build(define=False)
+    await index.close()
+    assert found_then == []
+
+
+async def test_a_reading_worker_starts_without_the_parsers_or_the_tools_models(
+    tree: Path,
+) -> None:
+    """A worker reading a long pass's files imports neither tree-sitter nor pydantic (the
+    tools' models and settings): 0.2 s of each worker's start."""
+    pool = workers.Workers(1)
+    try:
+        pool.warm()
+        paths = sorted(tree.rglob("*.py"))
+        await pool.run(reads.examined, tree, paths, False)
+        loaded = await pool.run(imported.among, ("tree_sitter", "pydantic", "tether"))
+    finally:
+        await pool.close()
+    assert "tether.index.trigrams" in loaded
+    assert [name for name in loaded if name.startswith(("tree_sitter", "pydantic"))] == []
 
 
 def _counting(started: list[int]) -> Callable[[workers.Workers], ProcessPoolExecutor]:
