@@ -86,24 +86,48 @@ class SSEDecoder:
         self._data.write(value)
 
 
-async def iter_lines(chunks: AsyncIterable[bytes]) -> AsyncIterator[str]:
-    """The lines of a body, split on CR, LF and CRLF alike, each at most ``LINE_LIMIT``
-    bytes: a longer one stops the stream rather than fill memory."""
-    line = bytearray()
-    after_cr = False  # the last chunk ended in CR: a LF that opens the next one ends no line
-    async for chunk in chunks:
+class EventStream:
+    """A body's bytes in, its whole events out: split into lines on CR, LF and CRLF alike,
+    each at most ``LINE_LIMIT`` bytes (a longer one stops the stream rather than fill
+    memory), each line fed to an ``SSEDecoder``. One call per piece the body brings, not an
+    async generator per line and per event: a streamed reply is an event or two a
+    network read, and each generator step cost some microseconds of each."""
+
+    def __init__(self) -> None:
+        self._decoder = SSEDecoder()
+        self._line = bytearray()  # the unfinished line the last piece ended in
+        self._after_cr = False  # the last piece ended in CR: a LF opening the next ends no line
+
+    def feed(self, chunk: bytes) -> list[ServerSentEvent]:
+        """The events the lines ``chunk`` completes."""
+        events: list[ServerSentEvent] = []
         if not chunk:
-            continue
-        start = 1 if after_cr and chunk.startswith(b"\n") else 0
+            return events
+        start = 1 if self._after_cr and chunk.startswith(b"\n") else 0
         for match in _LINE_BREAK.finditer(chunk, start):
-            line += _within_limit(line, chunk[start : match.start()])
-            done, line = line, bytearray()
-            yield done.decode("utf-8", "replace")
+            line = chunk[start : match.start()]
+            if self._line:
+                line, self._line = bytes(self._line + _within_limit(self._line, line)), bytearray()
+            elif len(line) > LINE_LIMIT:
+                _within_limit(self._line, line)
+            if (event := self._decoder.feed(line.decode("utf-8", "replace"))) is not None:
+                events.append(event)
             start = match.end()
-        line += _within_limit(line, chunk[start:])
-        after_cr = chunk.endswith(b"\r")
-    if line:
-        yield line.decode("utf-8", "replace")
+        self._line += _within_limit(self._line, chunk[start:])
+        self._after_cr = chunk.endswith(b"\r")
+        return events
+
+    def end(self) -> list[ServerSentEvent]:
+        """The last event, when the body ends inside it. The spec drops it; some
+        OpenAI-compatible servers close without the final blank line, and it matters."""
+        events: list[ServerSentEvent] = []
+        if self._line:
+            line, self._line = self._line, bytearray()
+            if (event := self._decoder.feed(line.decode("utf-8", "replace"))) is not None:
+                events.append(event)
+        if (event := self._decoder.flush()) is not None:
+            events.append(event)
+        return events
 
 
 def _within_limit(line: bytearray, more: bytes) -> bytes:
@@ -112,21 +136,15 @@ def _within_limit(line: bytearray, more: bytes) -> bytes:
     return more
 
 
-async def iter_events(lines: AsyncIterable[str]) -> AsyncIterator[ServerSentEvent]:
-    decoder = SSEDecoder()
-    async for line in lines:
-        if (event := decoder.feed(line)) is not None:
-            yield event
-    # The spec drops an event the stream ends inside of; some OpenAI-compatible
-    # servers close without the final blank line, and their last event matters.
-    if (event := decoder.flush()) is not None:
-        yield event
-
-
-def aiter_sse(body: AsyncIterable[bytes]) -> AsyncIterator[ServerSentEvent]:
+async def aiter_sse(body: AsyncIterable[bytes]) -> AsyncIterator[ServerSentEvent]:
     """The events of a streamed response's body, read in bounded pieces (``body.pieces``:
     httpx's own ``aiter_lines`` would buffer a line without end)."""
-    return iter_events(iter_lines(body))
+    stream = EventStream()
+    async for chunk in body:
+        for event in stream.feed(chunk):
+            yield event
+    for event in stream.end():
+        yield event
 
 
 def json_object(data: str) -> dict[str, Any]:

@@ -12,21 +12,17 @@ from tether.providers.failures import BrokenStream
 from tether.providers.sse import (
     EVENT_LIMIT,
     LINE_LIMIT,
+    EventStream,
     ServerSentEvent,
     SSEDecoder,
     aiter_sse,
-    iter_events,
     json_object,
 )
 
 
-async def _lines(*lines: str) -> AsyncIterator[str]:
-    for line in lines:
-        yield line
-
-
 async def _events(*lines: str) -> list[ServerSentEvent]:
-    return [event async for event in iter_events(_lines(*lines))]
+    stream = EventStream()
+    return [*stream.feed("".join(line + "\n" for line in lines).encode()), *stream.end()]
 
 
 async def _events_from_bytes(*chunks: bytes) -> list[ServerSentEvent]:
