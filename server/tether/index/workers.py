@@ -120,7 +120,10 @@ class Pass:
     def _start(self) -> None:
         if self.workers is None:
             self.workers = Workers(self.count)
-            self.workers.warm()
+            try:
+                self.workers.warm()
+            except Exception as exc:  # no process could start: the first batch says so
+                log.debug("workers could not start ahead of the pass: %s", exc)
 
 
 @contextlib.asynccontextmanager

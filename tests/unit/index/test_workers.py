@@ -121,6 +121,26 @@ async def test_a_long_passs_workers_start_while_the_walk_still_finds_files(
     assert found_then == []
 
 
+async def test_workers_that_cannot_start_ahead_leave_the_pass_to_its_first_batch(
+    tree: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    """Starting the workers ahead is asked from the walk's thread, and runs as a callback
+    of the loop: a failure there (no process could start) is no error of the loop's; the
+    pass goes on, and its first batch meets the failure as it always did."""
+
+    def refused(self: workers.Workers) -> None:
+        raise OSError("no process for you")
+
+    monkeypatch.setattr(workers.Workers, "warm", refused)
+    monkeypatch.setattr(workers, "FROM_FILES", 1)
+    with caplog.at_level(logging.DEBUG):
+        index = await build(tree, tmp_path / "index.sqlite3")
+    assert await found(index, "marker_7") == {b"notes/n7.txt"}
+    await index.close()
+    assert "Exception in callback" not in caplog.text
+    assert "could not start ahead of the pass: no process for you" in caplog.text
+
+
 async def test_a_reading_worker_starts_without_the_parsers_or_the_tools_models(
     tree: Path,
 ) -> None:
