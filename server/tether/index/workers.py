@@ -101,6 +101,7 @@ class Pass:
         self.workers: Workers | None = None
         self._loop = asyncio.get_running_loop()
         self._asked = False
+        self.ended = False  # a walk cancelled under it still asks: none may start after
 
     def expect(self, files: int) -> None:
         """``files`` are to be read (so far): from ``FROM_FILES`` on, the workers start.
@@ -118,7 +119,7 @@ class Pass:
             self._loop.call_soon_threadsafe(self._start)
 
     def _start(self) -> None:
-        if self.workers is None:
+        if self.workers is None and not self.ended:
             self.workers = Workers(self.count)
             try:
                 self.workers.warm()
@@ -134,6 +135,7 @@ async def for_pass(count: int) -> AsyncIterator[Pass]:
     try:
         yield long_pass
     finally:
+        long_pass.ended = True
         if long_pass.workers is not None:
             await long_pass.workers.close()
 

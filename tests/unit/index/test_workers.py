@@ -3,6 +3,7 @@ printed to the editor's channel, and a worker that dies costs its batch only."""
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import os
 import sqlite3
@@ -139,6 +140,21 @@ async def test_workers_that_cannot_start_ahead_leave_the_pass_to_its_first_batch
     await index.close()
     assert "Exception in callback" not in caplog.text
     assert "could not start ahead of the pass: no process for you" in caplog.text
+
+
+async def test_a_walk_that_outlives_its_pass_starts_no_workers(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A pass cancelled while its walk runs on (a thread goes on however it is awaited) is
+    over: the walk's late ask starts no worker that nothing would ever stop."""
+    monkeypatch.setattr(workers, "FROM_FILES", 1)
+    started: list[int] = []
+    monkeypatch.setattr(workers.Workers, "_start", _counting(started))
+    async with workers.for_pass(1) as long_pass:
+        pass
+    await asyncio.to_thread(long_pass.expect, 5)  # from the walk's thread, after the end
+    await asyncio.sleep(0)  # the loop runs what the thread asked of it
+    assert long_pass.workers is None and started == []
 
 
 async def test_a_reading_worker_starts_without_the_parsers_or_the_tools_models(
