@@ -90,6 +90,24 @@ async def test_bytes_split_anywhere_and_any_line_ending_parse_alike() -> None:
     assert [e.data for e in events] == ["café", "two\nlines", "three"]
 
 
+def test_every_split_of_a_body_gives_its_events() -> None:
+    """Pieces of whole LF lines take a fast way through (split in C), any other piece
+    (a CR in it, a line left open before it) the general one: both, and every passage
+    between them, give the events the body gives whole."""
+    body = (
+        b"data: one\n\nevent: e\ndata: two\ndata: lines\ndata: and three\n\n"
+        b"data: caf\xc3\xa9\r\n\r\ndata: cr\r\rid: 7\ndata: last\n\n"
+    )
+    whole = EventStream()
+    expected = [*whole.feed(body), *whole.end()]
+    assert [e.data for e in expected] == ["one", "two\nlines\nand three", "café", "cr", "last"]
+    assert expected[1].event == "e" and expected[4].id == "7"
+    for a, b in itertools.combinations(range(len(body) + 1), 2):
+        stream = EventStream()
+        got = [e for piece in (body[:a], body[a:b], body[b:]) for e in stream.feed(piece)]
+        assert [*got, *stream.end()] == expected, (a, b)
+
+
 async def test_a_line_that_is_no_sse_field_is_reported_not_skipped() -> None:
     assert [e.data for e in await _events("retry: 3000", "data: kept", "")] == ["kept"]
     with pytest.raises(BrokenStream) as caught:
