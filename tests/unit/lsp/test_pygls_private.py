@@ -8,8 +8,10 @@ import json
 import sys
 from typing import Any
 
+import pytest
 from lsprotocol import types
 from pygls.client import JsonRPCClient
+from pygls.exceptions import JsonRpcInvalidParams
 from pygls.lsp.client import LanguageClient
 from pygls.lsp.server import LanguageServer
 from pygls.protocol import JsonRPCProtocol, LanguageServerProtocol
@@ -147,3 +149,27 @@ def test_pygls_still_handles_execute_command_with_the_builtin_tether_extends() -
     server = LanguageServer("t", "0", protocol_cls=OwnCancels)
     registered = server.protocol.fm.builtin_features[types.WORKSPACE_EXECUTE_COMMAND]
     assert registered.__func__ is OwnCancels.lsp_workspace__execute_command
+
+
+def test_a_command_is_handed_its_arguments_as_the_client_sent_them() -> None:
+    """pygls would structure them by the handler's type hints (here: "1" to 1), read
+    again at every command; tether's commands validate their own argument."""
+    server = LanguageServer("t", "0", protocol_cls=OwnCancels)
+
+    @server.command("t.hinted")
+    async def hinted(ls: LanguageServer, arg: dict[str, int]) -> None:
+        pass
+
+    sent = types.ExecuteCommandParams(command="t.hinted", arguments=[{"a": "1"}])
+    handler, args, kwargs = next(server.protocol.lsp_workspace__execute_command(sent))
+    assert handler is server.protocol.fm.commands["t.hinted"]
+    assert args == ({"a": "1"},) and not kwargs
+    bare = types.ExecuteCommandParams(command="t.hinted")
+    assert next(server.protocol.lsp_workspace__execute_command(bare))[1] == ()
+
+
+def test_an_unknown_command_is_invalid_params_as_pygls_says_it() -> None:
+    server = LanguageServer("t", "0", protocol_cls=OwnCancels)
+    unknown = types.ExecuteCommandParams(command="t.nope", arguments=[])
+    with pytest.raises(JsonRpcInvalidParams, match=r"Command name 't\.nope' is not defined"):
+        next(server.protocol.lsp_workspace__execute_command(unknown))
