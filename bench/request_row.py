@@ -45,8 +45,7 @@ async def row(workspace: Path, state: Path, reps: int) -> Row:
     count = 0
     for _ in range(reps + 1):  # the first is the turn's first round: all of it is loaded
         start, began = time.perf_counter(), time.process_time()
-        await compactor.maybe_compact(session)
-        messages = compactor.context(session)
+        messages = await compactor.prepared(session)
         provider.request_body(ChatRequest(system="system", messages=tuple(messages)), "bench")
         times.append(time.perf_counter() - start)
         cpu.append(time.process_time() - began)

@@ -55,8 +55,17 @@ class Compactor:
             return usage[1]
         return sum(len(_render(m)) for m in context) // 4
 
-    async def maybe_compact(self, session: str) -> bool:
+    async def prepared(self, session: str) -> list[Message]:
+        """This round's context: compacted first where it has grown past the threshold.
+        Built once a round where nothing is compacted (most rounds), not once to weigh it
+        and again to send it."""
         context = self.context(session)
+        return self.context(session) if await self._compacted(session, context) else context
+
+    async def maybe_compact(self, session: str) -> bool:
+        return await self._compacted(session, self.context(session))
+
+    async def _compacted(self, session: str, context: list[Message]) -> bool:
         if (
             self.estimate(session, context)
             < self.settings.context_tokens * self.settings.compact_at

@@ -84,8 +84,7 @@ class Agent:
     async def reply(self, nudge: bool) -> Reply:
         """One reply, streamed; the request is rebuilt from the store every round."""
         session = self.env.session
-        await self.compactor.maybe_compact(session)
-        messages = (*self.compactor.context(session), *([BATCH_NUDGE] if nudge else []))
+        messages = (*await self.compactor.prepared(session), *([BATCH_NUDGE] if nudge else []))
         request = ChatRequest(system=self.system, messages=messages, tools=self.tools)
         async for event in self.provider.stream(request):
             if isinstance(event, TextDelta):

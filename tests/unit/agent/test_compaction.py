@@ -7,7 +7,15 @@ from pathlib import Path
 from tests.support.doubles import ScriptedProvider, reply
 from tether.agent.compaction import SUMMARY_HEAD, Compactor
 from tether.config import Settings
-from tether.models import AssistantMessage, Reply, ToolMessage, ToolResult, Usage, UserMessage
+from tether.models import (
+    AssistantMessage,
+    Message,
+    Reply,
+    ToolMessage,
+    ToolResult,
+    Usage,
+    UserMessage,
+)
 from tether.store import Store
 
 
@@ -81,3 +89,27 @@ async def test_reported_usage_counts_only_when_newer_than_the_last_compaction(
     assert await compacting.maybe_compact(session)
     # The usage predates the compaction: the estimate falls back to the text's length.
     assert compacting.estimate(session, compacting.context(session)) < 1000
+
+
+async def test_a_rounds_context_is_built_once_and_again_only_after_a_compaction(
+    tmp_path: Path,
+) -> None:
+    compacting, store = compactor(tmp_path, ScriptedProvider(Reply(text="the summary")))
+    built: list[str] = []
+    build = compacting.context
+
+    def counted(session: str) -> list[Message]:
+        built.append(session)
+        return build(session)
+
+    compacting.context = counted  # type: ignore[method-assign]
+    small = session_with_rounds(store, 2)  # too few rounds to cut
+    assert await compacting.prepared(small) == store.transcript.load(small)
+    assert built == [small]
+
+    built.clear()
+    big = session_with_rounds(store, 4)
+    context = await compacting.prepared(big)
+    assert built == [big, big]  # weighed, compacted, then built again
+    assert isinstance(context[0], UserMessage) and "the summary" in context[0].content
+    assert context == build(big)
