@@ -145,3 +145,22 @@ def test_two_keys_sharing_a_prefix_are_both_redacted_whole_or_cut() -> None:
     for cut in range(len(second)):
         shown = redact(f"{first} then {second[cut:]}")
         assert fragments(shown, first) == [] and fragments(shown, second) == []
+
+
+def test_a_short_text_made_safe_before_a_secret_was_known_is_redacted_after() -> None:
+    """Short texts are kept as they were made safe; a new secret empties what is kept."""
+    later = "gh-token-Ab12Cd34Ef56"
+    text = f"key {later}"
+    assert outbound(text) == text  # not a secret yet: kept as it is
+    assert outbound(text) == text
+    keep_secret(later)
+    assert outbound(text) == "key ***"
+    assert outbound_json({text: [text]}) == {"key ***": ["key ***"]}
+
+
+def test_what_is_kept_of_short_texts_stays_bounded() -> None:
+    from tether import outbound as module
+
+    for n in range(2 * module._KNOWN_MAX):
+        assert outbound(f"status {n}") == f"status {n}"
+    assert len(module._known) <= module._KNOWN_MAX
