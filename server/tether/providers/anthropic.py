@@ -11,7 +11,7 @@ import httpx
 from tether.config import ProviderSettings
 from tether.models import AssistantMessage, Message, ToolMessage, Usage, UserMessage
 from tether.providers.base import ChatRequest, StreamEvent, ToolSpec
-from tether.providers.encoded import Encodings, dumps
+from tether.providers.encoded import EncodedSpecs, Encodings, dumps
 from tether.providers.failures import ended_early, failed_mid_reply
 from tether.providers.sse import aiter_sse, json_object
 from tether.providers.streaming import Gathered, HTTPProvider, tokens
@@ -25,6 +25,7 @@ class AnthropicProvider(HTTPProvider):
     def __init__(self, settings: ProviderSettings, client: httpx.AsyncClient | None = None) -> None:
         super().__init__(settings, client)
         self._parts = Encodings(_part)
+        self._tools = EncodedSpecs(to_anthropic_tool)
 
     def url(self) -> str:
         # The API's own base has no /v1; accept one given with it too.
@@ -43,7 +44,7 @@ class AnthropicProvider(HTTPProvider):
         if request.system:
             body["system"] = request.system
         if request.tools:
-            body["tools"] = [to_anthropic_tool(spec) for spec in request.tools]
+            body["tools"] = self._tools.of(request.tools)
         return body
 
     def messages(self, request: ChatRequest) -> list[str]:

@@ -1,4 +1,4 @@
-"""Each message's JSON, encoded once.
+"""Each message's JSON, and each set of tools', encoded once.
 
 A session's request is rebuilt from its transcript every round, and all but its last few
 messages were in the request before: the context cache hands back the same message
@@ -26,11 +26,43 @@ def dumps(value: Any) -> str:
     return json.dumps(value, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
 
 
+class Text(str):
+    """A value's JSON text, made already: a body puts it in as it is."""
+
+
 def body_json(fields: dict[str, Any], messages: Sequence[str]) -> bytes:
-    """A request body: ``fields`` and, last, ``messages`` (each one's JSON text)."""
-    head = dumps(fields)[:-1]  # the object left open
-    comma = "," if fields else ""
-    return f'{head}{comma}"messages":[{",".join(messages)}]}}'.encode()
+    """A request body: ``fields`` (a ``Text`` one as it is) and, last, ``messages`` (each
+    one's JSON text)."""
+    plain = {name: value for name, value in fields.items() if not isinstance(value, Text)}
+    members = [dumps(plain)[1:-1]] if plain else []
+    members += [
+        f"{dumps(name)}:{value}" for name, value in fields.items() if isinstance(value, Text)
+    ]
+    members.append(f'"messages":[{",".join(messages)}]')
+    return f"{{{','.join(members)}}}".encode()
+
+
+Spec = TypeVar("Spec")
+
+
+class EncodedSpecs(Generic[Spec]):
+    """A list of specs (the tools) as JSON text, made once for each set of them: a
+    session's requests carry the very same specs round after round, turn after turn (the
+    workspace's tools build them once), and encoding them again cost each request 66 µs
+    of its 100 (eleven tools). Kept for the last few sets, as ``Encodings`` keeps messages."""
+
+    def __init__(self, encode: Callable[[Spec], Any], sets: int = 4) -> None:
+        self._encode = encode
+        self._sets = sets
+        self._kept: list[tuple[tuple[Spec, ...], Text]] = []
+
+    def of(self, specs: Sequence[Spec]) -> Text:
+        for kept, text in self._kept:
+            if len(kept) == len(specs) and all(map(operator.is_, kept, specs)):
+                return text
+        text = Text(dumps([self._encode(spec) for spec in specs]))
+        self._kept = [*self._kept[-(self._sets - 1) :], (tuple(specs), text)]
+        return text
 
 
 class Encodings(Generic[Encoded]):

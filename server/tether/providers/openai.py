@@ -12,7 +12,7 @@ from tether.config import ProviderSettings
 from tether.models import AssistantMessage, Message, ToolMessage, Usage, UserMessage
 from tether.providers.base import ChatRequest, StreamEvent, ToolSpec
 from tether.providers.body import first_bytes
-from tether.providers.encoded import Encodings, dumps
+from tether.providers.encoded import EncodedSpecs, Encodings, dumps
 from tether.providers.failures import ended_early, failed_mid_reply, over_limit
 from tether.providers.sse import aiter_sse, json_object
 from tether.providers.streaming import REPLY_LIMIT, Gathered, HTTPProvider, PartialCall, tokens
@@ -22,6 +22,7 @@ class OpenAIProvider(HTTPProvider):
     def __init__(self, settings: ProviderSettings, client: httpx.AsyncClient | None = None) -> None:
         super().__init__(settings, client)
         self._encoded = Encodings(_encoded)
+        self._tools = EncodedSpecs(to_openai_tool)
 
     def url(self) -> str:
         return f"{self.settings.resolved_base_url()}/chat/completions"
@@ -37,7 +38,7 @@ class OpenAIProvider(HTTPProvider):
             "stream_options": {"include_usage": True},
         }
         if request.tools:
-            body["tools"] = [to_openai_tool(spec) for spec in request.tools]
+            body["tools"] = self._tools.of(request.tools)
         return body
 
     def messages(self, request: ChatRequest) -> list[str]:

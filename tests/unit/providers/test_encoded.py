@@ -18,8 +18,8 @@ from tether.models import (
     UserMessage,
 )
 from tether.providers.anthropic import AnthropicProvider
-from tether.providers.base import ChatRequest
-from tether.providers.encoded import Encodings, body_json, dumps
+from tether.providers.base import ChatRequest, ToolSpec
+from tether.providers.encoded import EncodedSpecs, Encodings, Text, body_json, dumps
 from tether.providers.openai import OpenAIProvider
 from tether.providers.streaming import HTTPProvider
 
@@ -73,6 +73,46 @@ def test_a_body_is_its_fields_and_then_its_messages(fields: dict[str, object]) -
     assert "é".encode() in body  # UTF-8 as it is, as httpx sent it
 
 
+def test_a_fields_made_text_goes_in_as_it_is() -> None:
+    tools = Text('[{"name":"é"}]')
+    body = body_json({"model": "m", "tools": tools, "stream": True}, ["{}"])
+    assert json.loads(body) == {
+        "model": "m",
+        "stream": True,
+        "tools": [{"name": "é"}],
+        "messages": [{}],
+    }
+    assert json.loads(body_json({"tools": tools}, [])) == {"tools": [{"name": "é"}], "messages": []}
+
+
+def specs(*names: str) -> tuple[ToolSpec, ...]:
+    return tuple(
+        ToolSpec(name=n, description=f"{n}!", parameters={"type": "object"}) for n in names
+    )
+
+
+def test_a_set_of_specs_is_encoded_once_while_it_is_kept() -> None:
+    made: Counter[str] = Counter()
+
+    def encode(spec: ToolSpec) -> dict[str, object]:
+        made[spec.name] += 1
+        return {"name": spec.name}
+
+    kept = EncodedSpecs(encode, sets=2)
+    first, second, third = specs("a", "b"), specs("c"), specs("d")
+    assert json.loads(kept.of(first)) == [{"name": "a"}, {"name": "b"}]
+    assert kept.of(tuple(first)) == kept.of([*first])  # the same specs, in a new sequence
+    assert made == {"a": 1, "b": 1}
+    assert json.loads(kept.of(specs("a", "b"))) == [{"name": "a"}, {"name": "b"}]
+    assert made == {"a": 2, "b": 2}  # alike but not the same objects: encoded anew
+    kept.of(second)
+    kept.of(third)  # a third set: the one left alone longest is let go
+    kept.of(second)
+    assert made["c"] == 1 and made["d"] == 1
+    kept.of(first[:1])
+    assert made["a"] == 3
+
+
 def rounds() -> list[tuple[Message, ...]]:
     """A session's requests round after round: each starts with the one before."""
     calls = (
@@ -94,8 +134,9 @@ def rounds() -> list[tuple[Message, ...]]:
 async def test_reused_pieces_make_the_body_a_fresh_build_makes(kind: type[HTTPProvider]) -> None:
     settings = ProviderSettings(model="m")
     kept = kind(settings)
-    for messages in rounds():
-        request = ChatRequest(system="Be brief.", messages=messages)
+    tools = specs("fs-read", "patch")
+    for n, messages in enumerate(rounds()):
+        request = ChatRequest(system="Be brief.", messages=messages, tools=tools[: n % 3])
         fresh = kind(settings)
         assert json.loads(kept.request_body(request, "m")) == json.loads(
             fresh.request_body(request, "m")
