@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import importlib
 import logging
 import multiprocessing
 import os
@@ -67,9 +68,9 @@ class Workers:
         context = multiprocessing.get_context("spawn")
         return ProcessPoolExecutor(self.count, mp_context=context, initializer=started)
 
-    def warm(self) -> None:
-        """Start every worker now, rather than at the first batch: each imports what a
-        batch needs while the server still walks."""
+    def warm(self, ready: Callable[[], None]) -> None:
+        """Start every worker now, rather than at the first batch: each makes ready what
+        the pass's batches need (``ready``) while the server still walks."""
         for _ in range(self.count):
             self._pool.submit(ready)
 
@@ -96,8 +97,9 @@ class Pass:
     few files runs on threads, and a long one's workers start while the walk still finds
     its files (a worker takes ~0.2 s to start)."""
 
-    def __init__(self, count: int) -> None:
+    def __init__(self, count: int, ready: Callable[[], None]) -> None:
         self.count = count
+        self.ready = ready  # each worker's first task
         self.workers: Workers | None = None
         self._loop = asyncio.get_running_loop()
         self._asked = False
@@ -122,16 +124,16 @@ class Pass:
         if self.workers is None and not self.ended:
             self.workers = Workers(self.count)
             try:
-                self.workers.warm()
+                self.workers.warm(self.ready)
             except Exception as exc:  # no process could start: the first batch says so
                 log.debug("workers could not start ahead of the pass: %s", exc)
 
 
 @contextlib.asynccontextmanager
-async def for_pass(count: int) -> AsyncIterator[Pass]:
-    """Up to ``count`` workers for a pass (``Pass.expect`` starts them), stopped and reaped
-    after it however it ends."""
-    long_pass = Pass(count)
+async def for_pass(count: int, ready: Callable[[], None]) -> AsyncIterator[Pass]:
+    """Up to ``count`` workers for a pass (``Pass.expect`` starts them, each making
+    ``ready`` first), stopped and reaped after it however it ends."""
+    long_pass = Pass(count, ready)
     try:
         yield long_pass
     finally:
@@ -146,9 +148,14 @@ def started() -> None:
     give_way()
 
 
-def ready() -> None:
-    """A worker's first task (``Workers.warm``): the tables a batch's trigrams need."""
-    trigrams.tables()
+def ready(read: bool, define: bool) -> None:
+    """A worker's first task (``Workers.warm``), what its pass's batches need: the tables
+    their trigrams take (``read``), the parsers' modules (``define``). The definitions
+    pass's workers make no trigram tables (0.1 s of numpy each): they take none."""
+    if read:
+        trigrams.tables()
+    if define:
+        importlib.import_module("tether.index.symbols")
 
 
 def give_way() -> None:

@@ -19,6 +19,7 @@ import asyncio
 import logging
 import time
 from collections.abc import Iterable
+from functools import partial
 from pathlib import Path
 
 from tether.index import build_lock, freshness, reads, workers
@@ -130,7 +131,9 @@ class WorkspaceIndex:
             if self._db is None:
                 return
             done, files = await asyncio.to_thread(self._db.definitions_taken)
-        async with workers.for_pass(workers.cores()) as long_pass:
+        async with workers.for_pass(
+            workers.cores(), partial(workers.ready, False, True)
+        ) as long_pass:
             long_pass.expect(files - done)
             while (db := self._db) is not None and not self._closing:
                 async with self._lock:
@@ -154,7 +157,8 @@ class WorkspaceIndex:
             progress.report(f"{done}/{len(read)} files read", 100 * done // max(len(read), 1))
             return not self._closing  # what is read is committed; the next start reads the rest
 
-        async with workers.for_pass(workers.cores()) as long_pass:
+        ready = partial(workers.ready, True, define)
+        async with workers.for_pass(workers.cores(), ready) as long_pass:
             # The workers start as soon as the walk has found enough files to read.
             found, git = await freshness.stale(self.root, db, also, long_pass.expect)
             walked = time.perf_counter()

@@ -12,6 +12,7 @@ import time
 from collections.abc import Callable, Iterable, Iterator
 from concurrent.futures import ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
+from functools import partial
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -129,7 +130,7 @@ async def test_workers_that_cannot_start_ahead_leave_the_pass_to_its_first_batch
     of the loop: a failure there (no process could start) is no error of the loop's; the
     pass goes on, and its first batch meets the failure as it always did."""
 
-    def refused(self: workers.Workers) -> None:
+    def refused(self: workers.Workers, ready: object) -> None:
         raise OSError("no process for you")
 
     monkeypatch.setattr(workers.Workers, "warm", refused)
@@ -150,7 +151,7 @@ async def test_a_walk_that_outlives_its_pass_starts_no_workers(
     monkeypatch.setattr(workers, "FROM_FILES", 1)
     started: list[int] = []
     monkeypatch.setattr(workers.Workers, "_start", _counting(started))
-    async with workers.for_pass(1) as long_pass:
+    async with workers.for_pass(1, partial(workers.ready, True, False)) as long_pass:
         pass
     await asyncio.to_thread(long_pass.expect, 5)  # from the walk's thread, after the end
     await asyncio.sleep(0)  # the loop runs what the thread asked of it
@@ -164,7 +165,7 @@ async def test_a_reading_worker_starts_without_the_parsers_or_the_tools_models(
     tools' models and settings): 0.2 s of each worker's start."""
     pool = workers.Workers(1)
     try:
-        pool.warm()
+        pool.warm(partial(workers.ready, True, False))
         paths = sorted(tree.rglob("*.py"))
         await pool.run(reads.examined, tree, paths, False)
         loaded = await pool.run(imported.among, ("tree_sitter", "pydantic", "tether"))
@@ -172,6 +173,34 @@ async def test_a_reading_worker_starts_without_the_parsers_or_the_tools_models(
         await pool.close()
     assert "tether.index.trigrams" in loaded
     assert [name for name in loaded if name.startswith(("tree_sitter", "pydantic"))] == []
+
+
+async def test_each_pass_makes_its_workers_ready_for_its_own_batches(
+    tree: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The reading pass's workers make the trigrams' tables ready; the definitions pass's
+    the parsers, and no tables (0.1 s of numpy each, for nothing)."""
+    asked: list[tuple[object, ...]] = []
+    warm = workers.Workers.warm
+
+    def noted(self: workers.Workers, ready: Callable[[], None]) -> None:
+        assert isinstance(ready, partial)
+        asked.append(ready.args)
+        warm(self, ready)
+
+    monkeypatch.setattr(workers.Workers, "warm", noted)
+    monkeypatch.setattr(workers, "FROM_FILES", 1)
+    index = await build(tree, tmp_path / "index.sqlite3")
+    await index.close()
+    assert asked == [(True, False), (False, True)]
+
+    pool = workers.Workers(1)
+    try:
+        pool.warm(partial(workers.ready, False, True))
+        loaded = await pool.run(imported.among, ("numpy", "tree_sitter", "tether.index.symbols"))
+    finally:
+        await pool.close()
+    assert "tether.index.symbols" in loaded and "numpy" not in loaded
 
 
 def _counting(started: list[int]) -> Callable[[workers.Workers], ProcessPoolExecutor]:
