@@ -26,7 +26,7 @@ from tether.config import Configuration
 from tether.errors import ConfigError, NothingWaiting, Refused
 from tether.index.workspace import WorkspaceIndex
 from tether.mcp_source import McpServers
-from tether.models import RecordedChoice, Scope, SessionInfo, TurnResult
+from tether.models import PARKED, RecordedChoice, Scope, SessionInfo, TurnResult
 from tether.providers import Providers
 from tether.store import Store
 from tether.tools.base import Documents, Editor, EditsFiles, Tool
@@ -196,6 +196,8 @@ class TurnCommands:
         return await self.turns.start(seen, lambda: body(agent), updates)
 
     def _parked(self, info: SessionInfo) -> ParkedReply | None:
+        if info.status != PARKED:  # most turns: no view of the tools and no context to build
+            return None
         return ParkedReply.load(self.store, info, self.tools.view(info.id), self.in_force.context())
 
     def _waiting(self, session: str) -> tuple[SessionInfo, ParkedReply]:

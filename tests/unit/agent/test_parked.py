@@ -9,7 +9,8 @@ import pytest
 from tests.support.doubles import ScriptedProvider, reply
 from tests.unit.agent.harness import Harness
 from tether.errors import NotFound, NothingWaiting, Refused
-from tether.models import ToolCall
+from tether.models import Reply, ToolCall
+from tether.tools.base import ToolContext
 
 
 async def parked(tmp_path: Path, *calls: ToolCall) -> Harness:
@@ -68,3 +69,21 @@ async def test_cancelling_a_parked_turn_answers_it_and_ends_cancelled(tmp_path: 
     assert h.store.sessions.get(session).status == "cancelled"
     with pytest.raises(NothingWaiting):
         await h.service.approve(session, None, None, h.recorder)
+
+
+async def test_a_prompt_to_a_session_nothing_waits_in_builds_no_parked_reply(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Most turns: the check for a parked reply builds neither the session's view of the
+    tools nor a tool context (the turn builds its own once)."""
+    h = Harness(tmp_path, ScriptedProvider(Reply(text="hi")))
+    built: list[str] = []
+    context = h.service.in_force.context
+
+    def counted() -> ToolContext:
+        built.append("context")
+        return context()
+
+    monkeypatch.setattr(h.service.in_force, "context", counted)
+    assert (await h.run("hello")).status == "done"
+    assert built == ["context"]
