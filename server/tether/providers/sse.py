@@ -90,8 +90,11 @@ class SSEDecoder:
             self._first = value
             return
         if self._data is None:
+            # The buffer holds the first line from now on: a second copy of a long one
+            # would double what an event may hold.
             self._data = io.StringIO(self._first)
             self._data.seek(0, io.SEEK_END)
+            self._first = ""
         self._data.write("\n")
         self._data.write(value)
 
