@@ -8,13 +8,19 @@ so named is a kept file, and a directory holding one is kept (entered unless it 
 become a link since). Only what is left (symbolic links, directories with no kept file
 inside, ignored entries) is matched against .gitignore in Python, as the walk matches
 it. Without either, ``files.walk`` does it all; the entries are the same.
+
+A directory's listing is kept while the directory is unchanged (``Listings``): listing
+one took 17 µs of system calls on the bench's machine, where the ``lstat`` that judges
+it anyway takes 3, and from one call to the next most directories are as they were.
 """
 
 from __future__ import annotations
 
 import asyncio
 import os
+import stat
 import threading
+import time
 from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from typing import NamedTuple
@@ -107,12 +113,17 @@ class _Tree:
         self._ignores: dict[str, Ignores] = {}
 
     def __iter__(self) -> Iterator[Item]:
-        return self._items(str(self.top), "", 1)
-
-    def _items(self, directory: str, prefix: str, depth: int) -> Iterator[Item]:
         try:
-            names = sorted(os.listdir(directory))
+            status = os.lstat(self.top)
         except OSError:
+            return iter(())
+        return self._items(str(self.top), status, "", 1)
+
+    def _items(
+        self, directory: str, status: os.stat_result, prefix: str, depth: int
+    ) -> Iterator[Item]:
+        names = LISTINGS.names(directory, status)
+        if names is None:
             return  # an unreadable directory is skipped, as the walk skips it
         for name in names:
             below = prefix + name
@@ -122,17 +133,28 @@ class _Tree:
             if name == ".git":
                 continue
             path = os.path.join(directory, name)
-            # A directory the names say holds kept files is entered only if it is no link
-            # now: one swapped for a link since the names were taken is shown as a link.
-            if self.prefix + below in self.dirs and not os.path.islink(path):
+            try:
+                here: os.stat_result | None = os.lstat(path)
+            except OSError:
+                here = None  # gone since it was listed
+            mode = 0 if here is None else here.st_mode
+            # A directory the names say holds kept files is entered only if it is one now:
+            # one swapped for a link since the names were taken is shown as a link.
+            if self.prefix + below in self.dirs and stat.S_ISDIR(mode):
                 is_dir, is_link = True, False
             else:
-                is_dir, is_link = os.path.isdir(path), os.path.islink(path)
+                is_link = stat.S_ISLNK(mode)
+                is_dir = os.path.isdir(path) if is_link else stat.S_ISDIR(mode)
                 if self._rules(directory).ignored(Path(path), is_dir):
                     continue
             yield Item(below, is_dir, is_link)
-            if is_dir and not is_link and (self.max_depth is None or depth < self.max_depth):
-                yield from self._items(path, below + "/", depth + 1)
+            if (
+                here
+                and is_dir
+                and not is_link
+                and (self.max_depth is None or depth < self.max_depth)
+            ):
+                yield from self._items(path, here, below + "/", depth + 1)
 
     def _rules(self, directory: str) -> Ignores:
         """The ignore rules in force in ``directory``, loaded only for what the names left."""
@@ -144,3 +166,48 @@ class _Tree:
             )
             rules = self._ignores[directory] = above.descend(Path(directory))
         return rules
+
+
+class Listings:
+    """Directory listings, each kept while its directory is as it was listed.
+
+    A name added, removed or renamed in a directory moves its mtime and ctime (and its
+    ctime moves when its permissions do), so a listing is given again only while the
+    directory's inode, device, mtime and ctime are those it had. Within one tick of the
+    clock that stamps them a change can leave them as they were, so a directory stamped
+    less than ``SETTLED_NS`` before it was listed is listed again at every call (git's
+    "racy" files, and a FAT disk's two-second stamps). At most ``MAX_NAMES`` names are
+    kept; past them every listing is let go.
+    """
+
+    SETTLED_NS = 2_000_000_000
+    MAX_NAMES = 200_000
+
+    def __init__(self) -> None:
+        self._kept: dict[str, tuple[tuple[int, int, int, int], tuple[str, ...]]] = {}
+        self._names = 0
+
+    def names(self, directory: str, status: os.stat_result) -> tuple[str, ...] | None:
+        """``directory``'s names, sorted, ``status`` being its ``lstat`` taken just now;
+        None when it cannot be listed."""
+        stamp = (status.st_ino, status.st_dev, status.st_mtime_ns, status.st_ctime_ns)
+        kept = self._kept.get(directory)
+        if kept is not None and kept[0] == stamp:
+            return kept[1]
+        started = time.time_ns()
+        try:
+            names = tuple(sorted(os.listdir(directory)))
+        except OSError:
+            return None
+        if max(status.st_mtime_ns, status.st_ctime_ns) < started - self.SETTLED_NS:
+            if kept is not None:
+                self._names -= len(kept[1])
+            if self._names + len(names) > self.MAX_NAMES:
+                self._kept.clear()  # threads may list at once: a dict's calls are atomic
+                self._names = 0
+            self._kept[directory] = (stamp, names)
+            self._names += len(names)
+        return names
+
+
+LISTINGS = Listings()  # the server's, shared by every listing (a scan's thread among them)
