@@ -22,6 +22,7 @@ MAX_LINE_CHARS = 300
 COUNT_PAST = 10_000  # matches counted beyond max_results before the search gives up counting
 # ripgrep's JSON events start with their type: most lines are read no further.
 _MATCH, _BEGIN, _END = b'{"type":"match"', b'{"type":"begin"', b'{"type":"end"'
+_EVENTS = json.JSONDecoder()
 
 
 @dataclass
@@ -91,7 +92,7 @@ async def _read(
             if raw.startswith(_MATCH):
                 full = len(found.hits) >= limit
                 if begin is not None and not (full and every):
-                    shown = name_of(os.fsdecode(_raw(json.loads(begin)["data"]["path"])))
+                    shown = name_of(os.fsdecode(_raw(_event(begin)["data"]["path"])))
                     begin = None
                 if full:  # past max_results only the count matters
                     wanted = begin is not None or shown is not None
@@ -100,7 +101,7 @@ async def _read(
                     continue
                 if shown is None:
                     continue  # a file whose matches are not wanted
-                data = json.loads(raw)["data"]
+                data = _event(raw)["data"]
                 line = _raw(data["lines"])
                 at = data["submatches"][0]["start"] if data["submatches"] else 0
                 text = line.decode(errors="replace").removesuffix("\n").removesuffix("\r")
@@ -110,8 +111,15 @@ async def _read(
             elif raw.startswith(_BEGIN):
                 begin, shown = raw, None
             elif raw and not raw.startswith(_END):
-                finished |= json.loads(raw)["type"] == "summary"
+                finished |= _event(raw)["type"] == "summary"
     return found, finished
+
+
+def _event(raw: bytes) -> Any:
+    """One event: a JSON object alone on its line, as ripgrep prints it (UTF-8: text that
+    is not is base64), read without ``json.loads``'s checks for the whitespace around it
+    and for what follows, which cost two-thirds again as much as the reading itself."""
+    return _EVENTS.raw_decode(raw.decode("utf-8", "surrogatepass"))[0]
 
 
 def _raw(value: dict[str, Any]) -> bytes:

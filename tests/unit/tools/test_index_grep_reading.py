@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import sys
 from dataclasses import replace
 from pathlib import Path
@@ -41,15 +40,16 @@ async def test_a_file_the_glob_leaves_out_is_not_handed_to_ripgrep(tmp_path: Pat
         await call(grep, context(ws), pattern="(?<=a)b", path="big.log", glob="*.py")
 
 
-class CountingJson:
-    """The ``json`` module as ripgrep_events sees it, counting the events it decodes."""
+class CountingEvents:
+    """ripgrep_events' reading of one event, counting the events it decodes."""
 
     def __init__(self) -> None:
         self.decoded = 0
+        self._event = ripgrep_events._event
 
-    def loads(self, raw: bytes) -> Any:
+    def __call__(self, raw: bytes) -> Any:
         self.decoded += 1
-        return json.loads(raw)
+        return self._event(raw)
 
 
 async def test_past_max_results_the_files_are_counted_unread(
@@ -57,8 +57,8 @@ async def test_past_max_results_the_files_are_counted_unread(
 ) -> None:
     for n in range(30):
         write(tmp_path, f"f{n:02}.txt", "hit\n")
-    counting = CountingJson()
-    monkeypatch.setattr(ripgrep_events, "json", counting)
+    counting = CountingEvents()
+    monkeypatch.setattr(ripgrep_events, "_event", counting)
     out = await call(IndexGrep(), context(tmp_path), pattern="hit", max_results=5)
     assert out.splitlines() == [
         *(f"f{n:02}.txt:1: hit" for n in range(5)),
@@ -88,8 +88,8 @@ async def test_megabytes_of_matches_past_max_results_are_counted_over_many_reads
     counted, up to the count's end, without decoding an event."""
     write(tmp_path, "a.txt", "hit\n" * 15_000)
     write(tmp_path, "b.txt", "hit\n" * 15_000)
-    counting = CountingJson()
-    monkeypatch.setattr(ripgrep_events, "json", counting)
+    counting = CountingEvents()
+    monkeypatch.setattr(ripgrep_events, "_event", counting)
     monkeypatch.setattr(ripgrep_events, "COUNT_PAST", count_past)
     out = await call(IndexGrep(), context(tmp_path), pattern="hit", max_results=5)
     assert out.splitlines()[-1].startswith(f"[{more} more matching lines not shown")
