@@ -390,3 +390,23 @@ async def test_only_a_build_starts_the_index_afresh_never_a_catch_up(
     assert index._db.meta("generation") != before and index._db.garbage() == 0
     assert "c.py" in names(ws, await index.candidates("gamma_marker", False))
     await index.close()
+
+
+async def test_a_question_to_a_warm_index_takes_one_hop_to_a_thread(
+    ws: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Whether another server started the index afresh is asked with the question itself:
+    in a reply of many reads each hop to a thread waits for the GIL."""
+    index = await built(ws, tmp_path / "index.sqlite3")
+    hops: list[str] = []
+    to_thread = asyncio.to_thread
+
+    async def counted(function: object, *args: object) -> object:
+        hops.append(getattr(function, "__name__", repr(function)))
+        return await to_thread(function, *args)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(asyncio, "to_thread", counted)
+    assert "sub/b.py" in names(ws, await index.candidates("beta_marker", False))
+    assert await index.kept() is not None
+    assert hops == ["_unless_afresh", "_unless_afresh"]
+    await index.close()
