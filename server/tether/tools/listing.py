@@ -177,11 +177,14 @@ class Listings:
     clock that stamps them a change can leave them as they were, so a directory stamped
     less than ``SETTLED_NS`` before it was listed is listed again at every call (git's
     "racy" files, and a FAT disk's two-second stamps). At most ``MAX_NAMES`` names are
-    kept; past them every listing is let go.
+    kept; past them every listing is let go. POSIX requires a name made or removed to
+    mark its directory's times (Linux and macOS keep to it, on FAT too); Windows leaves a
+    FAT or exFAT directory's time as it was: there every listing is taken anew.
     """
 
     SETTLED_NS = 2_000_000_000
     MAX_NAMES = 200_000
+    TRUSTED = os.name != "nt"  # a directory's times move with its names
 
     def __init__(self) -> None:
         self._kept: dict[str, tuple[tuple[int, int, int, int], tuple[str, ...]]] = {}
@@ -199,7 +202,8 @@ class Listings:
             names = tuple(sorted(os.listdir(directory)))
         except OSError:
             return None
-        if max(status.st_mtime_ns, status.st_ctime_ns) < started - self.SETTLED_NS:
+        settled = max(status.st_mtime_ns, status.st_ctime_ns) < started - self.SETTLED_NS
+        if self.TRUSTED and settled:
             if kept is not None:
                 self._names -= len(kept[1])
             if self._names + len(names) > self.MAX_NAMES:

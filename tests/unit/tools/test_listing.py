@@ -111,6 +111,21 @@ def test_a_directory_stamped_just_now_is_listed_every_time(
     assert listed == [str(tmp_path)] * 2
 
 
+@pytest.mark.usefixtures("later")
+def test_where_times_do_not_move_with_names_every_listing_is_taken_anew(
+    tmp_path: Path, listed: list[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Windows: a FAT or exFAT directory's time stays as it was when a name is added."""
+    monkeypatch.setattr(Listings, "TRUSTED", False)
+    write(tmp_path, "a.py", "")
+    listings = Listings()
+
+    names_of(listings, tmp_path)
+    names_of(listings, tmp_path)
+
+    assert listed == [str(tmp_path)] * 2
+
+
 def test_an_unreadable_directory_has_no_listing(tmp_path: Path) -> None:
     gone = tmp_path / "gone"
     gone.mkdir()
