@@ -280,11 +280,10 @@ class WorkspaceIndex:
         """Definitions matching ``query``, best first (see ``symbols.rank``), from the files
         whose definitions are taken so far (while the pass goes on: it says how far)."""
         prefix = None if under == self.root else relative(self.root, under)
-        defined = self.defined
 
         def taken(db: Database) -> tuple[list[tuple[bytes, str, str, int]], tuple[int, int]]:
             rows = db.symbols(like(query), kind, prefix, MAX_SYMBOL_ROWS)
-            return rows, (0, 0) if defined else db.definitions_taken()
+            return rows, (0, 0) if self.defined else db.definitions_taken()
 
         if (answer := await self._asked(taken)) is None:
             return None
