@@ -180,6 +180,10 @@ class Listings:
     kept; past them every listing is let go. POSIX requires a name made or removed to
     mark its directory's times (Linux and macOS keep to it, on FAT too); Windows leaves a
     FAT or exFAT directory's time as it was: there every listing is taken anew.
+
+    A listing holds its names, and, once asked for (``regular_files``), which of them
+    were regular files: a file swapped for a link or a directory was removed from the
+    directory and another entry made, and that moved the directory's times.
     """
 
     SETTLED_NS = 2_000_000_000
@@ -187,31 +191,68 @@ class Listings:
     TRUSTED = os.name != "nt"  # a directory's times move with its names
 
     def __init__(self) -> None:
-        self._kept: dict[str, tuple[tuple[int, int, int, int], tuple[str, ...]]] = {}
+        self._kept: dict[str, _Listing] = {}
         self._names = 0
 
     def names(self, directory: str, status: os.stat_result) -> tuple[str, ...] | None:
         """``directory``'s names, sorted, ``status`` being its ``lstat`` taken just now;
         None when it cannot be listed."""
-        stamp = (status.st_ino, status.st_dev, status.st_mtime_ns, status.st_ctime_ns)
         kept = self._kept.get(directory)
-        if kept is not None and kept[0] == stamp:
-            return kept[1]
+        if kept is not None and kept.stamp == _stamp(status):
+            return kept.names
         started = time.time_ns()
         try:
             names = tuple(sorted(os.listdir(directory)))
         except OSError:
             return None
-        settled = max(status.st_mtime_ns, status.st_ctime_ns) < started - self.SETTLED_NS
-        if self.TRUSTED and settled:
-            if kept is not None:
-                self._names -= len(kept[1])
-            if self._names + len(names) > self.MAX_NAMES:
-                self._kept.clear()  # threads may list at once: a dict's calls are atomic
-                self._names = 0
-            self._kept[directory] = (stamp, names)
-            self._names += len(names)
+        self._keep(directory, _Listing(_stamp(status), names, None), status, started)
         return names
+
+    def regular_files(self, directory: str, status: os.stat_result) -> frozenset[str] | None:
+        """The names of ``directory``'s regular files (no links), ``status`` being its
+        ``lstat`` taken just now; None when it cannot be listed, or was changed so lately
+        that its listing could not be kept: then each file is to be judged by itself (a
+        directory being written to is not listed at every call)."""
+        kept = self._kept.get(directory)
+        if kept is not None and kept.files is not None and kept.stamp == _stamp(status):
+            return kept.files
+        started = time.time_ns()
+        if not (self.TRUSTED and _settled(status, started, self.SETTLED_NS)):
+            return None
+        try:
+            with os.scandir(directory) as entries:
+                kinds = [(entry.name, entry.is_file(follow_symlinks=False)) for entry in entries]
+        except OSError:
+            return None
+        names = tuple(sorted(name for name, _ in kinds))
+        files = frozenset(name for name, regular in kinds if regular)
+        self._keep(directory, _Listing(_stamp(status), names, files), status, started)
+        return files
+
+    def _keep(self, directory: str, listing: _Listing, status: os.stat_result, at: int) -> None:
+        if not (self.TRUSTED and _settled(status, at, self.SETTLED_NS)):
+            return
+        if (kept := self._kept.get(directory)) is not None:
+            self._names -= len(kept.names)
+        if self._names + len(listing.names) > self.MAX_NAMES:
+            self._kept.clear()  # threads may list at once: a dict's calls are atomic
+            self._names = 0
+        self._kept[directory] = listing
+        self._names += len(listing.names)
+
+
+class _Listing(NamedTuple):
+    stamp: tuple[int, int, int, int]
+    names: tuple[str, ...]
+    files: frozenset[str] | None  # the regular files among the names, once asked for
+
+
+def _stamp(status: os.stat_result) -> tuple[int, int, int, int]:
+    return (status.st_ino, status.st_dev, status.st_mtime_ns, status.st_ctime_ns)
+
+
+def _settled(status: os.stat_result, listed_at: int, settled_ns: int) -> bool:
+    return max(status.st_mtime_ns, status.st_ctime_ns) < listed_at - settled_ns
 
 
 LISTINGS = Listings()  # the server's, shared by every listing (a scan's thread among them)

@@ -5,7 +5,9 @@ sees them, so it narrows a search of the root or of a directory the walk enters;
 search of one file, or of an ignored directory named explicitly, goes the usual way.
 ripgrep reads a path it is handed even through a symbolic link, so each file is judged
 right before: a regular file, not a link, in a directory that is where its name says
-(none of its parents swapped for a link since the index saw it).
+(none of its parents swapped for a link since the index saw it). A directory's files are
+judged by its listing while it is as it was listed (``listing.Listings``): 727 candidates
+of a search of the standard library took 4.1 ms of ``lstat`` each, and 1.4 ms so.
 """
 
 from __future__ import annotations
@@ -17,6 +19,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from tether.tools.ignore import enters
+from tether.tools.listing import LISTINGS
 
 if TYPE_CHECKING:
     from tether.tools.grep_search import Search
@@ -48,24 +51,43 @@ def in_ripgreps_order(names: list[bytes]) -> list[bytes]:
 
 def judged(root: Path, names: Sequence[bytes]) -> list[bytes]:
     """The regular files among ``names`` whose directories are real, in their order
-    (judged right before ripgrep reads them: it would follow a link it is handed)."""
-    base = os.fsencode(root) + b"/"
-    real: dict[bytes, bool] = {b"": True}
+    (judged right before ripgrep reads them: it would follow a link it is handed).
 
-    def is_real(directory: bytes) -> bool:  # a directory, no link, in a real directory
-        known = real.get(directory)
-        if known is None:
+    A file is judged by its directory's listing while the directory is as it was listed
+    (``Listings.regular_files``: a file swapped for a link moved the directory's times),
+    else by an ``lstat`` of its own: most candidates share their directory with others."""
+    top = str(root)
+    base = os.fsencode(root) + b"/"
+    # Per directory: False (not a real one), True (judge each file), or its regular files.
+    known: dict[bytes, frozenset[str] | bool] = {}
+
+    def directory(rel: bytes) -> frozenset[str] | bool:
+        if (found := known.get(rel)) is None:
             try:
-                mode = os.lstat(base + directory).st_mode
+                status: os.stat_result | None = os.lstat(base + rel if rel else root)
             except OSError:
-                mode = 0
-            known = stat.S_ISDIR(mode) and is_real(directory.rpartition(b"/")[0])
-            real[directory] = known
-        return known
+                status = None
+            if not rel:  # the workspace itself, real by construction
+                found = True
+            else:  # a directory, no link, in a real directory
+                found = bool(status and stat.S_ISDIR(status.st_mode))
+                found = found and directory(rel.rpartition(b"/")[0]) is not False
+            if found and status is not None:
+                where = top + "/" + os.fsdecode(rel) if rel else top
+                files = LISTINGS.regular_files(where, status)
+                found = True if files is None else files
+            known[rel] = found
+        return found
 
     kept: list[bytes] = []
     for name in names:
-        if not is_real(name.rpartition(b"/")[0]):
+        parent, _, leaf = name.rpartition(b"/")
+        files = directory(parent)
+        if files is False:
+            continue
+        if files is not True:
+            if os.fsdecode(leaf) in files:
+                kept.append(name)
             continue
         try:
             if stat.S_ISREG(os.lstat(base + name).st_mode):

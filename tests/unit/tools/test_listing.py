@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import os
 import shutil
-import time
 from collections.abc import Callable
 from pathlib import Path
 
@@ -16,15 +15,6 @@ from tether.tools.fs_list import FsList
 from tether.tools.listing import Listings
 
 LIST = FsList()
-AN_HOUR_NS = 3600 * 10**9
-
-
-@pytest.fixture
-def later(monkeypatch: pytest.MonkeyPatch) -> None:
-    """Listings taken an hour from now: every directory made by the test has settled by
-    then (its ctime cannot be set back, as its mtime can)."""
-    now = time.time_ns
-    monkeypatch.setattr(time, "time_ns", lambda: now() + AN_HOUR_NS)
 
 
 @pytest.fixture

@@ -5,9 +5,11 @@ from __future__ import annotations
 import os
 import random
 from pathlib import Path
+from typing import Any
 
 import pytest
 
+from tether.tools.listing import Listings
 from tether.tools.narrowed import in_ripgreps_order, judged
 
 
@@ -42,3 +44,86 @@ def test_only_regular_files_in_real_directories_are_kept(tmp_path: Path) -> None
     kept = judged(tmp_path, [b"linked/b.py", b"real/link.py", b"real/fifo.py", b"real/a.py"])
 
     assert kept == [b"real/a.py"]
+
+
+@pytest.fixture
+def lstats(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """Every path ``os.lstat`` is asked about, in order."""
+    asked: list[str] = []
+    real = os.lstat
+
+    def counting(path: str | bytes | os.PathLike[str], *args: Any, **kwargs: Any) -> os.stat_result:
+        asked.append(os.fsdecode(path))
+        return real(path, *args, **kwargs)
+
+    monkeypatch.setattr(os, "lstat", counting)
+    return asked
+
+
+def _tree(root: Path, names: list[str]) -> list[bytes]:
+    for name in names:
+        (root / name).parent.mkdir(parents=True, exist_ok=True)
+        (root / name).write_text("x")
+    return [os.fsencode(name) for name in names]
+
+
+@pytest.mark.usefixtures("later")
+def test_files_of_a_settled_directory_are_judged_by_its_listing(
+    tmp_path: Path, lstats: list[str]
+) -> None:
+    names = _tree(tmp_path, [f"pkg/m{n}.py" for n in range(20)] + ["top.py"])
+    assert judged(tmp_path, names) == names
+
+    lstats.clear()
+    assert judged(tmp_path, names) == names
+    assert sorted(lstats) == sorted([str(tmp_path), str(tmp_path / "pkg")])  # one a directory
+
+
+@pytest.mark.skipif(os.name == "nt", reason="symbolic links and FIFOs")
+@pytest.mark.usefixtures("later")
+@pytest.mark.parametrize("swap", ["link", "directory", "fifo", "link to a directory"])
+def test_a_file_swapped_since_its_directory_was_listed_is_not_kept(
+    tmp_path: Path, swap: str
+) -> None:
+    names = _tree(tmp_path, ["pkg/a.py", "pkg/b.py", "elsewhere/secret.py"])
+    assert judged(tmp_path, names) == names  # the listing is kept
+
+    target = tmp_path / "pkg/a.py"
+    target.unlink()
+    if swap == "link":
+        target.symlink_to(tmp_path / "elsewhere/secret.py")
+    elif swap == "directory":
+        target.mkdir()
+    elif swap == "fifo":
+        os.mkfifo(target)
+    else:
+        target.symlink_to(tmp_path / "elsewhere")
+
+    assert judged(tmp_path, names) == [b"pkg/b.py", b"elsewhere/secret.py"]
+
+
+@pytest.mark.skipif(os.name == "nt", reason="symbolic links")
+def test_files_of_a_directory_changed_just_now_are_judged_each_by_itself(
+    tmp_path: Path, lstats: list[str]
+) -> None:
+    names = _tree(tmp_path, ["pkg/a.py", "pkg/b.py", "elsewhere/secret.py"])
+    assert judged(tmp_path, names) == names
+    (tmp_path / "pkg/a.py").unlink()
+    (tmp_path / "pkg/a.py").symlink_to(tmp_path / "elsewhere/secret.py")
+
+    lstats.clear()
+    assert judged(tmp_path, names) == [b"pkg/b.py", b"elsewhere/secret.py"]
+    assert str(tmp_path / "pkg/b.py") in lstats  # not listed: written to within the tick
+
+
+@pytest.mark.usefixtures("later")
+def test_where_times_do_not_move_with_names_each_file_is_judged_by_itself(
+    tmp_path: Path, lstats: list[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(Listings, "TRUSTED", False)  # Windows: FAT keeps a directory's time
+    names = _tree(tmp_path, ["pkg/a.py", "pkg/b.py"])
+    assert judged(tmp_path, names) == names
+
+    lstats.clear()
+    assert judged(tmp_path, names) == names
+    assert str(tmp_path / "pkg/a.py") in lstats and str(tmp_path / "pkg/b.py") in lstats
