@@ -10,7 +10,15 @@ from hypothesis import strategies as st
 
 from tests.unit.tools import Buffers, bytes_name, call, context, fifo, write
 from tether.errors import ToolError
-from tether.tools.fs_read import MAX_LINE_CHARS, FsRead, FsReadParams, _slice, _stream
+from tether.tools.fs_read import (
+    MAX_LINE_CHARS,
+    FsRead,
+    FsReadParams,
+    _render,
+    _slice,
+    _stream,
+    _Window,
+)
 from tether.tools.text import MAX_FILE_BYTES, split_lines
 
 READ = FsRead()
@@ -224,7 +232,7 @@ def test_streaming_reads_the_same_window_as_holding_the_file(
 ) -> None:
     """Whatever the chunk boundaries (inside a line, a character, a CRLF), the stream shows
     what holding the whole file shows."""
-    whole = _slice(split_lines(text), offset, limit)
+    whole = _slice(text, offset, limit)
     streamed = _stream(io.BytesIO(text.encode()), "f", offset, limit, chunk)
     assert streamed.lines == whole.lines
     assert streamed.more == whole.more
@@ -264,3 +272,60 @@ async def test_a_name_that_is_not_utf8_is_read_by_its_escaped_name(tmp_path: Pat
         await call(READ, ctx, path="nothing\\xe9")
     with pytest.raises(ToolError, match=r"invalid path"):
         await call(READ, ctx, path="a\ud800b")
+
+
+def _rows_one_by_one(window: _Window, first: int, budget: int) -> str:
+    """The rows ``_render`` shows, made and counted one at a time: the plain reading."""
+    width = min(MAX_LINE_CHARS, budget // 2)
+    shown, used = [], 0
+    cuts = window.cut or [0] * len(window.lines)
+    numbers = range(first, first + len(window.lines))
+    for number, line, cut in zip(numbers, window.lines, cuts, strict=True):
+        length = len(line) + cut
+        text = line if length <= width else f"{line[:width]}… [{length - width} more characters]"
+        row = f"{number:>6}\t{text}\n"
+        if used + len(row) > budget:
+            break
+        shown.append(row)
+        used += len(row)
+    return "".join(shown)
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    lines=st.lists(st.text(alphabet="ab%s\t€", max_size=40), max_size=30),
+    first=st.sampled_from([1, 7, 999_990, 999_999, 12_345_678]),
+    budget=st.integers(min_value=0, max_value=800),
+    cut=st.booleans(),
+)
+def test_rows_are_counted_against_the_budget_as_made_one_by_one(
+    lines: list[str], first: int, budget: int, cut: bool
+) -> None:
+    """Rows counted before they are made, numbers wider than six digits and shortened
+    lines among them, stop where making them one by one stops."""
+    cuts = [len(line) * 3 for line in lines] if cut else []
+    window = _Window(lines, len(lines), more=False, cut=cuts)
+    rows = _rows_one_by_one(window, first, budget)
+    rendered = _render(window, first, budget) + "\n"  # its last newline is dropped
+    assert rendered.startswith(rows)
+    notes = rendered[len(rows) :]
+    assert notes in ("", "\n") or notes.startswith(("[lines shortened", "[output capped"))
+    shown = rows.count("\n")
+    if shown < len(lines):
+        assert f"showed lines {first}-{first + shown - 1} of {len(lines)}; continue" in notes
+
+
+@settings(max_examples=400, deadline=None)
+@given(
+    text=st.text(alphabet="a\r\n€", max_size=40),
+    offset=st.integers(min_value=1, max_value=12),
+    limit=st.integers(min_value=1, max_value=12),
+)
+def test_a_window_holds_the_lines_split_lines_numbers(text: str, offset: int, limit: int) -> None:
+    """Only the lines up to the window's end are made; they are the lines, and the count,
+    that splitting the whole text gives."""
+    lines = split_lines(text)
+    window = _slice(text, offset, limit)
+    assert window.lines == lines[offset - 1 : offset - 1 + limit]
+    assert window.total == len(lines)
+    assert window.more == (offset - 1 + limit < len(lines))
