@@ -22,8 +22,9 @@ import stat
 import threading
 import time
 from collections.abc import Callable, Iterable, Iterator
+from functools import partial
 from pathlib import Path
-from typing import NamedTuple
+from typing import NamedTuple, cast
 
 from tether.tools import ripgrep
 from tether.tools.base import ToolContext
@@ -38,6 +39,11 @@ class Item(NamedTuple):
     below: str  # the path under the directory walked, "/"-separated
     is_dir: bool  # a symbolic link to a directory too
     is_link: bool
+
+
+# An Item made by tuple's own constructor: a NamedTuple's is a Python function, and a
+# listing of the standard library makes thousands (0.27 µs each against 0.44).
+_item = cast(Callable[[tuple[str, bool, bool]], Item], partial(tuple.__new__, Item))
 
 
 async def collect(
@@ -128,7 +134,7 @@ class _Tree:
         for name in names:
             below = prefix + name
             if self.prefix + below in self.files:
-                yield Item(below, False, False)
+                yield _item((below, False, False))
                 continue
             if name == ".git":
                 continue
@@ -147,7 +153,7 @@ class _Tree:
                 is_dir = os.path.isdir(path) if is_link else stat.S_ISDIR(mode)
                 if self._rules(directory).ignored(Path(path), is_dir):
                     continue
-            yield Item(below, is_dir, is_link)
+            yield _item((below, is_dir, is_link))
             if (
                 here
                 and is_dir
