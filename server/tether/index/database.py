@@ -203,18 +203,20 @@ class Database:
             f"SELECT rowid AS doc FROM {schema}.grams WHERE grams MATCH :query"
             for schema in self._attached.schemas()
         )
-        # Counted first, in the trigram tables alone (1 ms where naming 10,000 took 7): the
-        # documents left behind by changed files count too, so this may say None a little
-        # early, never late.
-        documents = self.db.execute(
-            f"SELECT count(*) FROM (SELECT doc FROM ({docs}) LIMIT :most)",
+        # The documents, one more than allowed at most, come as one row ("3,17,42"): the
+        # trigram tables are searched once, and a pattern past the bound costs no more
+        # than counting them (a row a document cost 0.4 µs each; counting, then naming,
+        # searched the tables twice). A document left behind by a changed file counts
+        # too, so this may say None a little early, never late; no file is named by it.
+        (listed,) = self.db.execute(
+            f"SELECT group_concat(doc) FROM (SELECT doc FROM ({docs}) LIMIT :most)",
             {"query": query, "most": at_most + 1},
-        ).fetchone()[0]
-        if documents > at_most:
+        ).fetchone()
+        if listed and listed.count(",") >= at_most:
             return None
         rows = self.db.execute(
-            f"SELECT f.path, f.kind FROM ({docs}) AS g JOIN files AS f ON f.doc = g.doc",
-            {"query": query},
+            "SELECT path, kind FROM files WHERE doc IN (SELECT value FROM json_each(?))",
+            (f"[{listed or ''}]",),
         ).fetchall()
         rows += self.db.execute(
             "SELECT path, kind FROM files WHERE doc IS NULL AND kind != 'binary'"

@@ -76,3 +76,23 @@ def test_a_write_replaces_and_drops_in_batches_and_counts_the_documents_left_beh
         assert sorted(db.below(b"")) == [b"d/0000.py", b"new.py"]
     finally:
         db.close()
+
+
+def test_candidates_past_the_bound_are_none_documents_left_behind_counted(tmp_path: Path) -> None:
+    """The bound is on documents, so a changed file's old document counts until the
+    index is started again: it may say None a little early, never late, and never names
+    a file by a document it no longer has."""
+    db = Database(tmp_path / "index.sqlite3")
+    try:
+        db.put([seen(f"{n}.py".encode()) for n in range(3)])
+        assert sorted(db.matching([["abc"]], 3, 0.0) or []) == [
+            (f"{n}.py".encode(), "text") for n in range(3)
+        ]
+        assert db.matching([["abc"]], 2, 0.0) is None
+        db.put([seen(b"0.py")])  # read again: its first document is left behind
+        assert db.matching([["abc"]], 3, 0.0) is None
+        assert sorted(db.matching([["abc"]], 4, 0.0) or []) == [
+            (f"{n}.py".encode(), "text") for n in range(3)
+        ]
+    finally:
+        db.close()
