@@ -116,6 +116,8 @@ class Glob:
 
     def finds_below(self, base: str, below: str) -> bool:
         """``finds`` for the path ``base + below``, where ``base`` is how ``top/`` is shown."""
+        if self._suffix is not None and below.isascii():  # the commonest, told at once
+            return below.endswith(self._suffix)  # the suffix holds no "/": the name's end
         return self.matches(base + below) or (base != "" and self.matches(below))
 
     def name_part(self) -> str | None:

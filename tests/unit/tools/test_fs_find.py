@@ -5,6 +5,8 @@ import time
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from tests.unit.tools import (
     MAZE_DIRS,
@@ -250,3 +252,18 @@ async def test_a_long_pattern_is_quoted_by_its_head_and_tail(find: FsFind, tree:
         await call(find, ctx, pattern=pattern),
     ):
         assert len(said) < 500 and "head" in said and "tail" in said, said
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    below=st.text(alphabet="ab./é\udce9", min_size=1, max_size=12),
+    base=st.sampled_from(["", "src/", "é/"]),
+    glob=st.sampled_from(["*.a", "**/*.b", "*a.b", "**/*.", "*é.a", "*"]),
+)
+def test_a_suffix_glob_told_at_once_finds_what_its_regex_finds(
+    below: str, base: str, glob: str
+) -> None:
+    """A name's end decides `*.py` and `**/*.py` without the regex: the same answer."""
+    pattern, regex_only = Glob(glob), Glob(glob)
+    regex_only._suffix = None  # the plain reading: every name by the regex
+    assert pattern.finds_below(base, below) == regex_only.finds_below(base, below)
