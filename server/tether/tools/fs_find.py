@@ -72,16 +72,14 @@ class FsFind:
         items = await listing.collect(
             self._rg(), ctx, top, MAX_MATCHES, lambda item: glob.finds_below(base, item.below)
         )
-        found = [
-            escape_surrogates(base + item.below) + ("/" if item.is_dir else "") for item in items
-        ]
+        found = [base + item.below + ("/" if item.is_dir else "") for item in items]
         if not found:
             return f"no paths match {quoted(params.pattern)!r} under {name}"
         if len(found) > MAX_MATCHES:
             found[MAX_MATCHES:] = [
                 f"[stopped after {MAX_MATCHES} matches; narrow the pattern or the path]"
             ]
-        return "\n".join(found)
+        return escape_surrogates("\n".join(found))  # a name not UTF-8, as it can be copied
 
 
 class Glob:

@@ -66,7 +66,7 @@ class FsList:
                 f"[listing cut at {MAX_ENTRIES} entries; list a subdirectory or use a smaller "
                 "depth to see the rest]"
             )
-        return "\n".join(lines)
+        return escape_surrogates("\n".join(lines))  # a name not UTF-8, as the model can copy it
 
 
 def _line(top: Path, base: str, item: listing.Item) -> str:
@@ -76,4 +76,4 @@ def _line(top: Path, base: str, item: listing.Item) -> str:
             text += f" -> {os.readlink(top / item.below)}"
         except OSError:
             text += " -> ?"
-    return escape_surrogates(text)  # a name that is not UTF-8, as the model can copy it
+    return text
