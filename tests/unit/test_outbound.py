@@ -6,15 +6,18 @@ import json
 import logging
 
 import pytest
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from tether.outbound import (
     _KEY_FIELDS,
+    _KEY_WORDS,
     _LONE_SURROGATE,
+    _ONE_PASS,
     FRAGMENT,
     RedactingFilter,
     _escape,
+    _holds_a_key_word,
     _keep_field_name,
     escape_surrogates,
     keep_secret,
@@ -164,3 +167,26 @@ def test_what_is_kept_of_short_texts_stays_bounded() -> None:
     for n in range(2 * module._KNOWN_MAX):
         assert outbound(f"status {n}") == f"status {n}"
     assert len(module._known) <= module._KNOWN_MAX
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    filler=st.text(alphabet="ak'\"ey tOKn€\u0131", min_size=1, max_size=60),
+    word=st.sampled_from(["", *_KEY_WORDS, "key", "token ", "authorizatio"]),
+    at=st.floats(min_value=0, max_value=1),
+)
+def test_a_long_text_is_searched_for_key_words_as_a_short_one_is(
+    filler: str, word: str, at: float
+) -> None:
+    """Past a few KB the words are looked for in one RE2 pass: the same answer."""
+    text = (filler * (5000 // max(len(filler), 1) + 1))[:5000]
+    cut = int(at * len(text))
+    folded = (text[:cut] + word + text[cut:]).casefold()
+    assert len(folded) >= _ONE_PASS
+    by_word = any(w in folded for w in _KEY_WORDS)
+    assert _holds_a_key_word(folded) == by_word
+
+
+def test_a_key_field_at_the_end_of_a_long_text_is_redacted() -> None:
+    text = "x = 1\n" * 2000 + '{"api_key": "sk-abcdefgh12345678"}'
+    assert redact(text).endswith('{"api_key": "***"}')
