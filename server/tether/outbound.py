@@ -84,7 +84,9 @@ def redact(text: str) -> str:
 def _holds_a_key_word(folded: str) -> bool:
     if len(folded) < _ONE_PASS:
         return any(word in folded for word in _KEY_WORDS)
-    return _any_key_word().search(folded) is not None
+    # As UTF-8 bytes, lone surrogates kept (RE2's wrapper would refuse them in a str):
+    # the words are ASCII, and no other character's bytes hold an ASCII byte.
+    return _any_key_word().search(folded.encode("utf-8", "surrogatepass")) is not None
 
 
 @cache
@@ -93,7 +95,7 @@ def _any_key_word() -> Any:
     # first thing, and RE2 takes 6 ms to load.
     import re2  # type: ignore[import-untyped]  # google-re2 ships no type information
 
-    return re2.compile("|".join(re2.escape(word) for word in _KEY_WORDS))
+    return re2.compile(b"|".join(re2.escape(word.encode()) for word in _KEY_WORDS))
 
 
 def _spans(text: str, secret: str) -> list[tuple[int, int]]:
