@@ -6,6 +6,10 @@ those before it have not counted enough), each judged right before its ripgrep s
 then only the first files holding matches are read as JSON, as soon as the count has
 named them: the events of matches that are only counted cost far more to read than a
 number a file.
+
+A slice is judged on the event loop, not in a thread: it is a few hundred names, judged
+by their directories' listings (727 names: 1.4 ms), and the hop to a thread and back
+waited for the GIL behind a reply's other reads, holding back the ripgrep it was for.
 """
 
 from __future__ import annotations
@@ -109,7 +113,7 @@ def _sliced(files: list[bytes]) -> Iterable[Sequence[bytes]]:
 async def _count(rg: str, search: Search, names: Sequence[bytes]) -> list[tuple[bytes, int]] | None:
     """How many lines match in each of these files that has any, judged now; None when
     ripgrep refused the pattern."""
-    names = await asyncio.to_thread(judged, search.ctx.workspace, names)
+    names = judged(search.ctx.workspace, names)
     if not names:
         return []
     # A count a line, for every file in the order given: printing the names as well
@@ -159,7 +163,7 @@ async def _shown(
     None when ripgrep refused the pattern."""
     found = Found()
     for slice_ in _sliced(names):  # a slice within a command line
-        real = await asyncio.to_thread(judged, search.ctx.workspace, slice_)
+        real = judged(search.ctx.workspace, slice_)
         if not real:
             continue
         async with ripgrep.listed(rg, args, search.ctx.workspace, real) as proc:

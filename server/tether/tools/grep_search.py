@@ -117,6 +117,9 @@ async def _live(
 
 async def _together(*runs: Coroutine[Any, Any, T]) -> list[T]:
     """Run ``runs`` at once; the first ToolError cancels the others (killing their rg)."""
+    if len(runs) == 1:  # no task: its first step would wait for every task already due
+        # (a reply's other calls' first steps), and its ripgrep would start that much later
+        return [await runs[0]]
     try:
         async with asyncio.TaskGroup() as group:
             tasks = [group.create_task(run) for run in runs]

@@ -392,21 +392,24 @@ async def test_only_a_build_starts_the_index_afresh_never_a_catch_up(
     await index.close()
 
 
-async def test_a_question_to_a_warm_index_takes_one_hop_to_a_thread(
-    ws: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+@pytest.mark.parametrize(("on_loop_files", "hops"), [(5_000, []), (0, ["_unless_afresh"] * 2)])
+async def test_a_question_to_a_warm_index_is_answered_on_the_loop_or_in_one_hop_to_a_thread(
+    ws: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, on_loop_files: int, hops: list[str]
 ) -> None:
-    """Whether another server started the index afresh is asked with the question itself:
-    in a reply of many reads each hop to a thread waits for the GIL."""
+    """A small index is asked on the loop; a larger one in a thread, whether another
+    server started it afresh being asked with the question itself: in a reply of many
+    reads each hop to a thread and back waits for the GIL."""
     index = await built(ws, tmp_path / "index.sqlite3")
-    hops: list[str] = []
+    monkeypatch.setattr(workspace, "ON_LOOP_FILES", on_loop_files)
+    taken: list[str] = []
     to_thread = asyncio.to_thread
 
     async def counted(function: object, *args: object) -> object:
-        hops.append(getattr(function, "__name__", repr(function)))
+        taken.append(getattr(function, "__name__", repr(function)))
         return await to_thread(function, *args)  # type: ignore[arg-type]
 
     monkeypatch.setattr(asyncio, "to_thread", counted)
     assert "sub/b.py" in names(ws, await index.candidates("beta_marker", False))
     assert await index.kept() is not None
-    assert hops == ["_unless_afresh", "_unless_afresh"]
+    assert taken == hops
     await index.close()
