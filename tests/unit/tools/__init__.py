@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from tether.config import ToolsSettings
+from tether.index.workspace import WorkspaceIndex
 from tether.tools.base import Documents, NoDocuments, Tool, ToolContext
 
 
@@ -50,6 +51,14 @@ def context(
         settings=ToolsSettings(max_read_bytes=max_read_bytes),
         approved=approved,
     )
+
+
+async def followed_index(ws: Path, tmp_path: Path) -> WorkspaceIndex:
+    """``ws``'s index, built in ``tmp_path`` and following its changes: it answers."""
+    index = WorkspaceIndex(ws, tmp_path / "index.sqlite3")
+    await index.build()
+    index.follow()
+    return index
 
 
 def write(root: Path, rel: str, content: str | bytes) -> Path:

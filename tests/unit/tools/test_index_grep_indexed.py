@@ -16,7 +16,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from tests.unit.tools import Buffers, context, init_repo, write
+from tests.unit.tools import Buffers, context, followed_index, init_repo, write
 from tether.index.workspace import WorkspaceIndex
 from tether.tools import candidates, ripgrep_events
 from tether.tools.base import ToolContext
@@ -193,9 +193,7 @@ async def test_a_directory_swapped_for_a_link_is_not_read_through(tmp_path: Path
     write(ws, "sub/b.py", "inside_marker = 1\n")
     outside = tmp_path / "outside"
     write(outside, "b.py", "inside_marker = 'a secret outside the workspace'\n")
-    index = WorkspaceIndex(ws, tmp_path / "index.sqlite3")
-    await index.build()
-    index.follow()
+    index = await followed_index(ws, tmp_path)
     shutil.rmtree(ws / "sub")
     (ws / "sub").symlink_to(outside)  # before any watcher could tell the index
     params = IndexGrepParams(pattern="inside_marker")
@@ -214,9 +212,7 @@ async def test_a_narrowed_search_starts_its_ripgrep_before_the_next_call_starts(
     ws = init_repo(tmp_path / "ws").resolve()
     write(ws, "a.py", "alpha_marker = 1\n")
     write(ws, "sub/b.py", "beta_marker = 2\n")
-    index = WorkspaceIndex(ws, tmp_path / "index.sqlite3")
-    await index.build()
-    index.follow()
+    index = await followed_index(ws, tmp_path)
     order: list[str] = []
     spawn = asyncio.create_subprocess_exec
 

@@ -9,9 +9,8 @@ from typing import Any
 
 import pytest
 
-from tests.unit.tools import call, context, init_repo, write
+from tests.unit.tools import call, context, followed_index, init_repo, write
 from tether.errors import ToolError
-from tether.index.workspace import WorkspaceIndex
 from tether.tools import candidates, ripgrep_events
 from tether.tools.index_grep import IndexGrep
 from tether.tools.ripgrep import find_rg
@@ -128,9 +127,7 @@ async def test_the_index_candidates_are_counted_and_only_the_first_matches_read(
     for n in range(30):
         write(ws, f"f{n:02}.txt", "hit\nmiss\nhit\n")
     write(ws, "rare.txt", "seldom\n")
-    index = WorkspaceIndex(ws, tmp_path / "index.sqlite3")
-    await index.build()
-    index.follow()
+    index = await followed_index(ws, tmp_path)
     rg, log = find_rg(), tmp_path / "rg.runs"
     assert rg is not None
     script = f'#!/bin/sh\nprintf \'%s\\037\' "$@" >> {log}\necho >> {log}\nexec {rg} "$@"\n'
@@ -174,9 +171,7 @@ async def test_a_count_short_of_a_file_is_taken_again_by_name(
     ws = init_repo(tmp_path / "ws").resolve()
     for n in range(6):
         write(ws, f"f{n}.txt", "hit\n" * (n + 1))
-    index = WorkspaceIndex(ws, tmp_path / "index.sqlite3")
-    await index.build()
-    index.follow()
+    index = await followed_index(ws, tmp_path)
     rg, log = find_rg(), tmp_path / "rg.runs"
     assert rg is not None
     script = (

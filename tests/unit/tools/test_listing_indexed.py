@@ -16,7 +16,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from tests.unit.tools import call, context, init_repo, write
+from tests.unit.tools import call, context, followed_index, init_repo, write
 from tether.index.workspace import WorkspaceIndex
 from tether.tools import listing
 from tether.tools.base import ToolContext
@@ -129,9 +129,7 @@ async def test_changes_told_are_listed_at_once(tmp_path: Path) -> None:
     ws = init_repo(tmp_path / "ws").resolve()
     write(ws, "a.py", "a\n")
     write(ws, "sub/b.py", "b\n")
-    index = WorkspaceIndex(ws, tmp_path / "index.sqlite3")
-    await index.build()
-    index.follow()
+    index = await followed_index(ws, tmp_path)
     plain, with_index = context(ws), replace(context(ws), index=index)
     write(ws, "new/c.py", "c\n")
     (ws / "a.py").unlink()
@@ -151,9 +149,7 @@ async def test_a_directory_swapped_for_a_link_is_not_entered(tmp_path: Path) -> 
     ws = init_repo(tmp_path / "ws").resolve()
     write(ws, "sub/b.py", "b\n")
     write(tmp_path / "outside", "secret.py", "a secret outside the workspace\n")
-    index = WorkspaceIndex(ws, tmp_path / "index.sqlite3")
-    await index.build()
-    index.follow()
+    index = await followed_index(ws, tmp_path)
     shutil.rmtree(ws / "sub")
     (ws / "sub").symlink_to(tmp_path / "outside", target_is_directory=True)
 
