@@ -7,9 +7,11 @@ then only the first files holding matches are read as JSON, as soon as the count
 named them: the events of matches that are only counted cost far more to read than a
 number a file.
 
-A slice is judged on the event loop, not in a thread: it is a few hundred names, judged
-by their directories' listings (727 names: 1.4 ms), and the hop to a thread and back
-waited for the GIL behind a reply's other reads, holding back the ripgrep it was for.
+A slice is judged on the event loop, not in a thread, where directories' listings are
+kept: it is a few hundred names, judged by their directories' listings (727 names:
+1.4 ms), and the hop to a thread and back waited for the GIL behind a reply's other
+reads, holding back the ripgrep it was for. Where none is kept (Windows), each name takes
+an ``lstat`` of its own, and a slice goes to a thread as before.
 """
 
 from __future__ import annotations
@@ -21,6 +23,7 @@ from collections.abc import Callable, Iterable, Sequence
 from typing import TYPE_CHECKING
 
 from tether.tools import ripgrep, ripgrep_events
+from tether.tools.listing import LISTINGS
 from tether.tools.narrowed import judged
 from tether.tools.ripgrep_events import Found, collect
 
@@ -113,7 +116,7 @@ def _sliced(files: list[bytes]) -> Iterable[Sequence[bytes]]:
 async def _count(rg: str, search: Search, names: Sequence[bytes]) -> list[tuple[bytes, int]] | None:
     """How many lines match in each of these files that has any, judged now; None when
     ripgrep refused the pattern."""
-    names = judged(search.ctx.workspace, names)
+    names = await _judged(search, names)
     if not names:
         return []
     # A count a line, for every file in the order given: printing the names as well
@@ -163,7 +166,7 @@ async def _shown(
     None when ripgrep refused the pattern."""
     found = Found()
     for slice_ in _sliced(names):  # a slice within a command line
-        real = judged(search.ctx.workspace, slice_)
+        real = await _judged(search, slice_)
         if not real:
             continue
         async with ripgrep.listed(rg, args, search.ctx.workspace, real) as proc:
@@ -182,3 +185,11 @@ async def from_disk(proc: ripgrep.Process | None, limit: int, search: Search) ->
     """None when ripgrep could not start (the search is made in Python) or refused the pattern."""
     every = not (search.live or search.glob)  # disk_name names every file
     return None if proc is None else await collect(proc, limit, search.disk_name, every)
+
+
+async def _judged(search: Search, names: Sequence[bytes]) -> list[bytes]:
+    """``names`` judged now (``narrowed.judged``): on the loop where a directory's listing
+    judges its files, else (an ``lstat`` a file) in a thread."""
+    if LISTINGS.TRUSTED:
+        return judged(search.ctx.workspace, names)
+    return await asyncio.to_thread(judged, search.ctx.workspace, names)

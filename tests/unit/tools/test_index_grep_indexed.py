@@ -21,6 +21,7 @@ from tether.index.workspace import WorkspaceIndex
 from tether.tools import candidates, ripgrep_events
 from tether.tools.base import ToolContext
 from tether.tools.index_grep import IndexGrep, IndexGrepParams
+from tether.tools.listing import Listings
 
 STDLIB = Path(sysconfig.get_paths()["stdlib"])
 COPIED = ("json", "email", "logging", "http", "html", "urllib", "xml/dom")
@@ -202,26 +203,33 @@ async def test_a_directory_swapped_for_a_link_is_not_read_through(tmp_path: Path
     await index.close()
 
 
+@pytest.mark.parametrize(
+    ("trusted", "order"),
+    [(True, ["ripgrep", "the next call"]), (False, ["the next call", "ripgrep"])],
+)
 async def test_a_narrowed_search_starts_its_ripgrep_before_the_next_call_starts(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, trusted: bool, order: list[str]
 ) -> None:
     """The calls of a reply start in order, each running until it first waits. A
     search's question to a small index, its candidates' judging and its ripgrep's start
     all come in its first step: a hop to a thread or a task of its own put them after
-    every other call's first step (its ripgrep started 20 ms into a reply of 8 reads)."""
+    every other call's first step (its ripgrep started 20 ms into a reply of 8 reads).
+    Where no directory's listing is kept (Windows), each file is judged by an ``lstat``
+    of its own, in a thread."""
+    monkeypatch.setattr(Listings, "TRUSTED", trusted)
     ws = init_repo(tmp_path / "ws").resolve()
     write(ws, "a.py", "alpha_marker = 1\n")
     write(ws, "sub/b.py", "beta_marker = 2\n")
     index = await followed_index(ws, tmp_path)
-    order: list[str] = []
+    started: list[str] = []
     spawn = asyncio.create_subprocess_exec
 
     async def spawned(*args: Any, **kwargs: Any) -> asyncio.subprocess.Process:
-        order.append("ripgrep")
+        started.append("ripgrep")
         return await spawn(*args, **kwargs)
 
     async def next_call() -> None:
-        order.append("the next call")
+        started.append("the next call")
 
     monkeypatch.setattr(asyncio, "create_subprocess_exec", spawned)
     params = IndexGrepParams(pattern="alpha_marker")
@@ -230,5 +238,5 @@ async def test_a_narrowed_search_starts_its_ripgrep_before_the_next_call_starts(
     answer = await search
     await following
     assert "a.py:1:" in answer and "b.py" not in answer
-    assert order == ["ripgrep", "the next call"]
+    assert started == order
     await index.close()
