@@ -265,9 +265,9 @@ def test_a_patch_applied_from_its_code_action_is_saved(
 def test_a_new_session_is_the_one_the_answer_names_not_the_first_that_speaks(
     scenario: Scenario, stub: ProviderStub
 ) -> None:
-    stub.script(
-        text("first answer", chunk_size=2, delay_s=0.05), text("second answer", delay_s=0.1)
-    )
+    # Each answer streams for over a second: the chat must be seen named while its turn
+    # runs, and a loaded CI machine once took longer than a 0.3 s stream to get there.
+    stub.script(text("first answer", chunk_size=2, delay_s=0.2), text("second answer", delay_s=0.3))
 
     scenario.run("new_session")
 
