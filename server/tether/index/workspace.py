@@ -47,6 +47,11 @@ MAX_SYMBOL_ROWS = 20_000  # definitions ranked per query at most
 # larger one is asked in a thread, and the loop serves the editor meanwhile (42,532
 # files: 8-18 ms a search's question, 33 at worst).
 ON_LOOP_FILES = 5_000
+# And only a short question: each alternative of a pattern costs the query ~0.3 ms (8: 2.8
+# ms; 64: 21 ms; 2,000, which a model may send: 0.7 s), and finding the trigrams of a
+# long pattern 0.5 ms a 1,000 characters (its arguments may hold 8 MiB).
+ON_LOOP_BRANCHES = 8
+ON_LOOP_PATTERN = 1_000  # characters
 
 
 class WorkspaceIndex:
@@ -236,9 +241,16 @@ class WorkspaceIndex:
         """The files that may hold a match of ``pattern`` (workspace-relative, in no order);
         None when the index cannot tell (not built, not told of changes, a pattern it cannot
         narrow, a file left to ripgrep's walk among them) or should not (``MAX_SHARE``)."""
-        if (branches := required(pattern, ignore_case)) is None:
+        if len(pattern) <= ON_LOOP_PATTERN:
+            branches = required(pattern, ignore_case)
+        else:
+            branches = await asyncio.to_thread(required, pattern, ignore_case)
+        if branches is None:
             return None
-        rows = await self._asked(lambda db: db.matching(branches, ALWAYS_NARROWED, MAX_SHARE))
+        rows = await self._asked(
+            lambda db: db.matching(branches, ALWAYS_NARROWED, MAX_SHARE),
+            light=len(branches) <= ON_LOOP_BRANCHES,
+        )
         if rows is None or any(kind == "late" for _, kind in rows):
             return None
         return [rel for rel, _ in rows]
@@ -247,7 +259,8 @@ class WorkspaceIndex:
         """The files the walk keeps, as the index holds them; None when the index cannot
         tell (not built, not told of changes). Made again only after a write, this
         server's or another's (fs-find and fs-list ask at every call)."""
-        return await self._asked(self._kept_now)
+        # Light: made again only after a write (2,450 files: 2.3 ms), else kept.
+        return await self._asked(self._kept_now, light=True)
 
     def _kept_now(self, db: Database) -> Kept:
         now = (db, db.version())
@@ -255,15 +268,16 @@ class WorkspaceIndex:
             self._kept = (now, Kept.of(db.below(b"")))
         return self._kept[1]
 
-    async def _asked(self, question: Callable[[Database], T]) -> T | None:
+    async def _asked(self, question: Callable[[Database], T], light: bool = False) -> T | None:
         """``question`` answered by the database, once it may answer: built, told of every
         change, caught up with tether's own, the changes told applied, and not started
         again from nothing by another server of it since (a second editor window: its
         rebuild may be partial, so this one walks again, in the background); else None.
-        The last check and the question go together, on the loop for a small index
-        (``ON_LOOP_FILES``), else to a thread: in a reply of many reads each hop to a
-        thread and back waits for the GIL (a search's ripgrep started 20 ms into a reply
-        of 8 reads; 5 with its question asked on the loop)."""
+        The last check and the question go together, on the loop for a ``light`` one (a
+        millisecond or two) to a small index (``ON_LOOP_FILES``), else to a thread: in a
+        reply of many reads each hop to a thread and back waits for the GIL (a search's
+        ripgrep started 20 ms into a reply of 8 reads; 5 with its question asked on the
+        loop). A symbols question is never light: 10-28 ms for the standard library's."""
         if not (self.ready and self.following) or self._db is None:
             return None
         if self.paused:
@@ -274,7 +288,7 @@ class WorkspaceIndex:
         if (db := self._db) is None or not self.ready:
             return None
         async with self._lock:
-            if db.count() <= ON_LOOP_FILES:
+            if light and db.count() <= ON_LOOP_FILES:
                 afresh, answer = _unless_afresh(db, question)
             else:
                 afresh, answer = await asyncio.to_thread(_unless_afresh, db, question)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import shutil
 import sqlite3
+from collections.abc import AsyncIterator
 from pathlib import Path
 
 import pytest
@@ -392,24 +393,67 @@ async def test_only_a_build_starts_the_index_afresh_never_a_catch_up(
     await index.close()
 
 
+@pytest.fixture
+async def warm(
+    ws: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> AsyncIterator[tuple[WorkspaceIndex, list[str]]]:
+    """A built index, and the functions sent to a thread from then on, by name."""
+    index = await built(ws, tmp_path / "index.sqlite3")
+    sent: list[str] = []
+    to_thread = asyncio.to_thread
+
+    async def counted(function: object, *args: object) -> object:
+        sent.append(getattr(function, "__name__", repr(function)))
+        return await to_thread(function, *args)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(asyncio, "to_thread", counted)
+    yield index, sent
+    await index.close()
+
+
 @pytest.mark.parametrize(("on_loop_files", "hops"), [(5_000, []), (0, ["_unless_afresh"] * 2)])
 async def test_a_question_to_a_warm_index_is_answered_on_the_loop_or_in_one_hop_to_a_thread(
-    ws: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, on_loop_files: int, hops: list[str]
+    ws: Path,
+    warm: tuple[WorkspaceIndex, list[str]],
+    monkeypatch: pytest.MonkeyPatch,
+    on_loop_files: int,
+    hops: list[str],
 ) -> None:
     """A small index is asked on the loop; a larger one in a thread, whether another
     server started it afresh being asked with the question itself: in a reply of many
     reads each hop to a thread and back waits for the GIL."""
-    index = await built(ws, tmp_path / "index.sqlite3")
+    index, taken = warm
     monkeypatch.setattr(workspace, "ON_LOOP_FILES", on_loop_files)
-    taken: list[str] = []
-    to_thread = asyncio.to_thread
-
-    async def counted(function: object, *args: object) -> object:
-        taken.append(getattr(function, "__name__", repr(function)))
-        return await to_thread(function, *args)  # type: ignore[arg-type]
-
-    monkeypatch.setattr(asyncio, "to_thread", counted)
     assert "sub/b.py" in names(ws, await index.candidates("beta_marker", False))
     assert await index.kept() is not None
     assert taken == hops
-    await index.close()
+
+
+@pytest.mark.parametrize(
+    ("pattern", "hops"),
+    [
+        ("beta_marker", []),
+        ("|".join(f"beta_marker{n}?" for n in range(9)), ["_unless_afresh"]),
+        ("beta_marker" + " *" * 500, ["required"]),
+    ],
+    ids=["short", "many alternatives", "long"],
+)
+async def test_only_a_short_question_is_asked_on_the_loop(
+    ws: Path, warm: tuple[WorkspaceIndex, list[str]], pattern: str, hops: list[str]
+) -> None:
+    """A question of many alternatives (each costs the query ~0.3 ms) goes to a thread
+    even for a small index, and a long pattern's trigrams are found in one: a model may
+    send thousands, and the loop would not serve the editor meanwhile."""
+    index, taken = warm
+    assert "sub/b.py" in names(ws, await index.candidates(pattern, False))
+    assert taken == hops
+
+
+async def test_a_symbols_question_is_asked_in_a_thread_even_of_a_small_index(
+    ws: Path, warm: tuple[WorkspaceIndex, list[str]]
+) -> None:
+    """It reads up to 20,000 definitions (10-28 ms for the standard library's): the loop
+    would not serve the editor meanwhile."""
+    index, taken = warm
+    found = await index.symbols("beta", None, ws, {})
+    assert found is not None and taken == ["_unless_afresh", "ranked"]
