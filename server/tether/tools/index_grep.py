@@ -8,6 +8,7 @@ searched with RE2, in linear time, with the same output (``grep_search``).
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -21,6 +22,9 @@ from tether.tools.paths import checked, named, reads_inside, shown
 from tether.tools.ripgrep_events import MAX_LINE_CHARS, Found
 
 __all__ = ["MAX_LINE_CHARS", "IndexGrep", "IndexGrepParams"]
+# A lone surrogate in a pattern, found by a regex: a Python loop over the characters took
+# 37 ms for a million of them, on the event loop (with the regex: 3 ms; none if ASCII).
+_SURROGATE = re.compile("[\ud800-\udfff]")
 _RG_FLAGS = ("--json", *ripgrep.FLAGS)  # how it runs ripgrep on the disk (the benchmark's baseline)
 
 
@@ -66,7 +70,7 @@ class IndexGrep:
         return f"grep /{quoted(params.pattern)}/ in {where}"
 
     async def run(self, params: IndexGrepParams, ctx: ToolContext) -> str:
-        if any("\ud800" <= char <= "\udfff" for char in params.pattern):
+        if not params.pattern.isascii() and _SURROGATE.search(params.pattern):
             raise ToolError("invalid regex: it holds a lone surrogate, which is no text")
         top = checked(ctx, params.path)
         search = Search(ctx, top, params.pattern, params.case_sensitive, params.glob)

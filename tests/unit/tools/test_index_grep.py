@@ -311,9 +311,13 @@ async def test_names_that_are_not_utf8_are_shown_escaped(grep: IndexGrep, tmp_pa
     assert await call(grep, ctx, pattern="TODO", glob="caf\\xe9*") == "caf\\xe9.txt:1: TODO"
 
 
-async def test_a_pattern_with_a_lone_surrogate_is_refused(grep: IndexGrep, tmp_path: Path) -> None:
+@pytest.mark.parametrize("pattern", ["a\udce9", "\ud800", "caf\xe9 \udfff"])
+async def test_a_pattern_with_a_lone_surrogate_is_refused(
+    grep: IndexGrep, tmp_path: Path, pattern: str
+) -> None:
     with pytest.raises(ToolError, match=r"invalid regex: it holds a lone surrogate"):
-        await call(grep, context(tmp_path), pattern="a\udce9")
+        await call(grep, context(tmp_path), pattern=pattern)
+    assert await call(grep, context(tmp_path), pattern="caf\xe9") == "no matches for 'caf\xe9' in ."
 
 
 # --- found by the tool-argument fuzz (tests/reliability/tool_fuzz.py) ---
