@@ -6,6 +6,7 @@ import os
 import shutil
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -142,6 +143,35 @@ def test_past_the_names_kept_every_listing_is_let_go(
     names_of(listings, first)
 
     assert listed == [str(first), str(second), str(first)]
+
+
+@pytest.mark.usefixtures("later")
+def test_a_crowded_directory_is_not_listed_for_its_files_while_it_is_as_it_was(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Its files are judged each by itself: a search's are judged on the event loop, and
+    listing 100,000 entries took 103 ms there."""
+    monkeypatch.setattr(Listings, "CROWDED", 3)
+    scanned: list[str] = []
+    real = os.scandir
+
+    def counting(path: str) -> Any:
+        scanned.append(str(path))
+        return real(path)
+
+    monkeypatch.setattr(os, "scandir", counting)
+    for n in range(4):
+        write(tmp_path, f"m{n}.py", "")
+    listings = Listings()
+
+    status = os.lstat(tmp_path)
+    assert listings.regular_files(str(tmp_path), status) is None
+    assert listings.regular_files(str(tmp_path), status) is None
+    assert scanned == [str(tmp_path)]  # remembered as crowded
+
+    (tmp_path / "m0.py").unlink()
+    files = listings.regular_files(str(tmp_path), os.lstat(tmp_path))
+    assert files == frozenset({"m1.py", "m2.py", "m3.py"}) and len(scanned) == 2
 
 
 @pytest.mark.usefixtures("later")

@@ -127,3 +127,18 @@ def test_where_times_do_not_move_with_names_each_file_is_judged_by_itself(
     lstats.clear()
     assert judged(tmp_path, names) == names
     assert str(tmp_path / "pkg/a.py") in lstats and str(tmp_path / "pkg/b.py") in lstats
+
+
+@pytest.mark.skipif(os.name == "nt", reason="symbolic links")
+@pytest.mark.usefixtures("later")
+def test_files_of_a_crowded_directory_are_judged_each_by_itself(
+    tmp_path: Path, lstats: list[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(Listings, "CROWDED", 2)
+    names = _tree(tmp_path, ["pkg/a.py", "pkg/b.py", "pkg/c.py", "elsewhere/secret.py"])
+    (tmp_path / "pkg/a.py").unlink()
+    (tmp_path / "pkg/a.py").symlink_to(tmp_path / "elsewhere/secret.py")
+
+    assert judged(tmp_path, names) == [b"pkg/b.py", b"pkg/c.py", b"elsewhere/secret.py"]
+    assert str(tmp_path / "pkg/b.py") in lstats  # not listed: more entries than CROWDED
+    assert str(tmp_path / "elsewhere/secret.py") not in lstats  # its directory was
