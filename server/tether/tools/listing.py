@@ -252,7 +252,7 @@ class Listings:
             return None
         names = tuple(sorted(name for name, _ in kinds))
         files = frozenset(name for name, regular in kinds if regular)
-        self._keep(directory, _Listing(_stamp(status), names, files), status, started)
+        self._keep(directory, _Listing(stamp, names, files), status, started)
         return files
 
     def _keep(self, directory: str, listing: _Listing, status: os.stat_result, at: int) -> None:
