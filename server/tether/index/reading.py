@@ -15,15 +15,15 @@ import stat
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import BinaryIO
 
 from tether.errors import ToolError
 from tether.index.database import Kind
 from tether.tools.ignore import excluded, posix_below, walk_files
-from tether.tools.regular import SNIFF_BYTES, open_regular
+from tether.tools.regular import SNIFF_BYTES, opened_regular
 
 MAX_INDEXED_BYTES = 2 * 2**20  # larger files are searched whole, every time
 _CHUNK = 2**20
+_GROWN = 2**16  # below malloc's threshold for a mapping of its own
 _WIDE_BOMS = (b"\xff\xfe", b"\xfe\xff")
 
 
@@ -79,21 +79,32 @@ def stamp(path: Path) -> tuple[int, int] | None:
 def examine(root: Path, path: Path, cap: int = MAX_INDEXED_BYTES) -> File | None:
     """The file read and classified; None when it is gone or is no regular file."""
     try:
-        stream = open_regular(path, path.name)
+        fd, status = opened_regular(path, path.name)
     except ToolError:
         return None
-    with stream:
-        try:
-            status = os.fstat(stream.fileno())
-            data = stream.read(cap + 1)
-            kind = _kind(data)
-            if len(data) > cap and kind == "text":
-                kind = _rest(stream)
-        except OSError:
-            return None
+    try:
+        data = _head(fd, status.st_size, cap)
+        kind = _kind(data)
+        if len(data) > cap and kind == "text":
+            kind = _rest(fd)
+    except OSError:
+        return None
+    finally:
+        os.close(fd)
     whole = len(data) <= cap
     kept = data if whole and kind in ("text", "late") else None
     return File(relative(root, path), status.st_mtime_ns, status.st_size, kind, kept)
+
+
+def _head(fd: int, size: int, cap: int) -> bytes:
+    """Up to ``cap`` + 1 bytes of the file, read by the size its status gave, then on (a
+    file growing meanwhile) in small reads: a read asks for a buffer of the size it asks
+    for, and a read of ``cap`` + 1 at once took one of 2 MiB for every file (the 7 KB of
+    a typical source file read in 7 µs instead of 20)."""
+    data = os.read(fd, min(size, cap) + 1)
+    while len(data) <= cap and (more := os.read(fd, min(_GROWN, cap + 1 - len(data)))):
+        data += more
+    return data
 
 
 def _kind(data: bytes) -> Kind:
@@ -105,10 +116,10 @@ def _kind(data: bytes) -> Kind:
     return "late" if nul >= 0 else "text"
 
 
-def _rest(stream: BinaryIO) -> Kind:
+def _rest(fd: int) -> Kind:
     """A file past the cap: "big", unless a NUL further on makes it "late" (and then it
     is searched whatever the pattern: its trigrams are not all known)."""
-    while chunk := stream.read(_CHUNK):
+    while chunk := os.read(fd, _CHUNK):
         if b"\0" in chunk:
             return "late"
     return "big"

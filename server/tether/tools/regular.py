@@ -29,6 +29,17 @@ _KINDS = {
 def open_regular(path: Path, name: str) -> BinaryIO:
     """``path`` opened for reading if it is a regular file; a ToolError saying what it is if
     not. Opening never blocks: a FIFO is refused, not waited on."""
+    fd, _ = opened_regular(path, name)
+    try:
+        return os.fdopen(fd, "rb")
+    except BaseException:
+        os.close(fd)
+        raise
+
+
+def opened_regular(path: Path, name: str) -> tuple[int, os.stat_result]:
+    """``open_regular``'s descriptor, with the status it was judged by, for the caller to
+    read and close: the index reads tens of thousands of files, each once, whole."""
     try:
         fd = os.open(path, _OPEN_FLAGS)
     except FileNotFoundError:
@@ -37,11 +48,12 @@ def open_regular(path: Path, name: str) -> BinaryIO:
         _refuse_special(_mode(path), name)
         raise ToolError(f"cannot read {name}: {exc.strerror}") from None
     try:
-        _refuse_special(os.fstat(fd).st_mode, name)
-        return os.fdopen(fd, "rb")
+        status = os.fstat(fd)
+        _refuse_special(status.st_mode, name)
     except BaseException:
         os.close(fd)
         raise
+    return fd, status
 
 
 def _mode(path: Path) -> int:
