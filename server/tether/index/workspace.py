@@ -37,6 +37,7 @@ from tether.tools.index_view import Kept, Symbols
 log = logging.getLogger(__name__)
 T = TypeVar("T")
 BATCH = 400  # files read and committed at a time while building
+WORKER_BATCH = 800  # by a worker process, into a shard: one segment (``shards.HASH_BYTES``)
 # Past a thousand candidates and a quarter of the files, ripgrep's walk (it stops once its
 # count is in) is as fast: "self", 30% of a 41,394-file tree, 44 ms by the index, 16 walking.
 MAX_SHARE, ALWAYS_NARROWED = 0.25, 1_000
@@ -177,8 +178,9 @@ class WorkspaceIndex:
             walked = time.perf_counter()
             read = found.read
             long_pass.expect(len(read))
-            batches = [read[start : start + BATCH] for start in range(0, max(len(read), 1), BATCH)]
             pool = long_pass.workers
+            size = BATCH if pool is None else WORKER_BATCH
+            batches = [read[start : start + size] for start in range(0, max(len(read), 1), size)]
             await workers.read(self.root, db, batches, found.gone, define, pool, going_on)
         if self._closing:
             return

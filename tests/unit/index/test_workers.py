@@ -20,7 +20,7 @@ import pytest
 
 from tests.support import dying, imported
 from tests.unit.tools import write
-from tether.index import freshness, reads, workers, workspace
+from tether.index import freshness, reads, shards, workers, workspace
 from tether.index.database import Database, Seen, into_shard
 from tether.index.reading import MAX_INDEXED_BYTES, relative, workspace_files
 from tether.index.shards import files as shard_files
@@ -68,7 +68,7 @@ async def test_workers_build_the_index_the_servers_threads_build(
 ) -> None:
     threads = await build(tree, tmp_path / "threads.sqlite3")
     monkeypatch.setattr(workers, "FROM_FILES", 1)
-    monkeypatch.setattr(workspace, "BATCH", 7)  # several batches, some read ahead
+    monkeypatch.setattr(workspace, "WORKER_BATCH", 7)  # several batches, some read ahead
     started: list[int] = []
     monkeypatch.setattr(workers.Workers, "_start", _counting(started))
     processes = await build(tree, tmp_path / "processes.sqlite3")
@@ -339,7 +339,7 @@ async def test_a_long_pass_writes_its_documents_into_shards_that_searches_ask(
     found. Starting afresh (too much garbage) removes the shards; an unreadable database is
     built anew without them."""
     monkeypatch.setattr(workers, "FROM_FILES", 1)
-    monkeypatch.setattr(workspace, "BATCH", 7)
+    monkeypatch.setattr(workspace, "WORKER_BATCH", 7)
     path = tmp_path / "index.sqlite3"
     index = await build(tree, path)
     named = Database(path)
@@ -349,6 +349,9 @@ async def test_a_long_pass_writes_its_documents_into_shards_that_searches_ask(
         # Its segments are left as written: merging them was a fifth of the writes.
         merge = shard.execute("SELECT v FROM grams_config WHERE k = 'automerge'").fetchone()
         assert merge == (0,)
+        # And a worker's batch is gathered in memory whole, for one segment.
+        gathered = shard.execute("SELECT v FROM grams_config WHERE k = 'hashsize'").fetchone()
+        assert gathered == (shards.HASH_BYTES,)
         shard.close()
     named.close()
     assert await found(index, "marker_7") == {b"notes/n7.txt"}
