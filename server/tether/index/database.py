@@ -11,10 +11,10 @@ an index on (doc, kind) answers a search's join without reading the table itself
 ``symbols`` holds each file's definitions, kept in the order of their paths (no index
 beside it: a third less room).
 
-A first build of many files writes its documents into shards beside the database
-(``shards``), searched with it. A shard's documents are committed before the files that
-name them, so a crash between leaves documents no file names, never a file without its
-trigrams.
+A first build of many files writes its documents as posting lists of our own into shards
+beside the database (``postings``, ``shards``), searched with it. A shard's documents are
+committed before the files that name them, so a crash between leaves documents no file
+names, never a file without its trigrams.
 
 A contentless table cannot delete a document without its old text, so a file that
 changes gets a new document and its old one is left behind, unreachable (no file names
@@ -29,23 +29,26 @@ from __future__ import annotations
 import secrets
 import sqlite3
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Literal
 
-from tether.index import shards
+from tether.index import postings, shards
 
 if TYPE_CHECKING:
     from tether.index.symbols import Definition
 
-SCHEMA = 4  # 4: a document holds the file's distinct trigrams (``trigrams``), a token
-# each; 3: its words; the definitions are kept in the order of their files
+SCHEMA = 5  # 5: a long pass's shards hold posting lists (``postings``); 4: a document
+# holds the file's distinct trigrams (``trigrams``), a token each; 3: its words; the
+# definitions are kept in the order of their files
 # text: indexed; binary: a NUL in its first 8 KB (ripgrep prints nothing of it); late: a
 # NUL further on (ripgrep prints what it met before it: left to ripgrep's own walk);
 # wide: UTF-16 with a BOM (ripgrep decodes it) and big: past the size cap, both searched
 # whatever the pattern (as is a late file past the cap: a file without a document).
 Kind = Literal["text", "binary", "late", "wide", "big"]
 
+# A document's tokens are its trigrams (``trigrams``), "_" a letter.
+_GRAMS = "fts5(body, tokenize=\"ascii tokenchars '_'\", content='', detail='none')"
 _TABLES = f"""
 CREATE TABLE IF NOT EXISTS files(
     path BLOB PRIMARY KEY, doc INTEGER, mtime_ns INTEGER, size INTEGER, kind TEXT,
@@ -57,7 +60,7 @@ CREATE TABLE IF NOT EXISTS symbols(
 DROP INDEX IF EXISTS files_doc;
 CREATE INDEX IF NOT EXISTS files_doc_kind ON files(doc, kind);
 CREATE TABLE IF NOT EXISTS meta(key TEXT PRIMARY KEY, value TEXT) WITHOUT ROWID;
-CREATE VIRTUAL TABLE IF NOT EXISTS grams USING {shards.GRAMS};
+CREATE VIRTUAL TABLE IF NOT EXISTS grams USING {_GRAMS};
 """
 
 
@@ -73,7 +76,7 @@ class Seen:
     size: int
     kind: Kind
     document: str | None  # a "text" or "late" file's: its trigrams (``trigrams.paired``)
-    doc: int | None = None  # its document, when it is in a shard already (``into_shard``)
+    doc: int | None = None  # its document, when it is in a shard already (``postings``)
 
 
 class Database:
@@ -194,26 +197,28 @@ class Database:
         """Files whose text holds every trigram of some branch, and those searched always;
         None when there are more than ``at_least`` and ``share`` of the files."""
         at_most = max(at_least, int(share * self.count()))
+        self._follow_shards()
+        from_shards = postings.matching(self.db, self._attached.schemas(), branches)
+        if len(from_shards) > at_most:
+            return None
         query = " OR ".join(
             "(" + " AND ".join('"' + gram.replace('"', '""') + '"' for gram in branch) + ")"
             for branch in branches
         )
-        self._follow_shards()
-        docs = " UNION ALL ".join(
-            f"SELECT rowid AS doc FROM {schema}.grams WHERE grams MATCH :query"
-            for schema in self._attached.schemas()
-        )
         # The documents, one more than allowed at most, come as one row ("3,17,42"): the
-        # trigram tables are searched once, and a pattern past the bound costs no more
+        # trigram table is searched once, and a pattern past the bound costs no more
         # than counting them (a row a document cost 0.4 µs each; counting, then naming,
-        # searched the tables twice). A document left behind by a changed file counts
+        # searched the table twice). A document left behind by a changed file counts
         # too, so this may say None a little early, never late; no file is named by it.
+        most = at_most - len(from_shards)
         (listed,) = self.db.execute(
-            f"SELECT group_concat(doc) FROM (SELECT doc FROM ({docs}) LIMIT :most)",
-            {"query": query, "most": at_most + 1},
+            "SELECT group_concat(doc) FROM"
+            " (SELECT rowid AS doc FROM main.grams WHERE grams MATCH :query LIMIT :most)",
+            {"query": query, "most": most + 1},
         ).fetchone()
-        if listed and listed.count(",") >= at_most:
+        if listed and listed.count(",") >= most:
             return None
+        listed = ",".join(filter(None, [listed, ",".join(map(str, from_shards))]))
         rows = self.db.execute(
             "SELECT path, kind FROM files WHERE doc IN (SELECT value FROM json_each(?))",
             (f"[{listed or ''}]",),
@@ -305,17 +310,6 @@ class Database:
 
     def _transaction(self) -> _Transaction:
         return _Transaction(self.db)
-
-
-def into_shard(shard: Path, seen: Sequence[Seen], first_doc: int) -> list[Seen]:
-    """Write the documents of ``seen`` into the shard at ``shard``, numbered from
-    ``first_doc``; the files as ``put`` then records them."""
-    documents = [(first_doc + n, f.document) for n, f in enumerate(seen) if f.document is not None]
-    shards.write(shard, documents)
-    return [
-        file if file.document is None else replace(file, document=None, doc=first_doc + n)
-        for n, file in enumerate(seen)
-    ]
 
 
 class _Transaction:

@@ -8,20 +8,25 @@ thread, or for a long pass in a worker process (``workers``); ``record`` and
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, TypeAlias
+from typing import TYPE_CHECKING, TypeAlias, TypeVar
 
-from tether.index.database import Database, Seen, into_shard
+from tether.index import postings
+from tether.index.database import Database, Seen
 from tether.index.reading import File, absolute, belongs, examine, relative
-from tether.index.trigrams import paired
+from tether.index.trigrams import numbered, paired
 from tether.tools.ignore import enters, walk_files
 
 if TYPE_CHECKING:
+    import numpy as np
+    import numpy.typing as npt
+
     from tether.index.symbols import Definition
 
 Defined: TypeAlias = "list[tuple[bytes, list[Definition]]]"  # files' definitions, by names
+D = TypeVar("D")
 
 
 @dataclass(frozen=True)
@@ -36,6 +41,40 @@ class Batch:
 
 def examined(root: Path, paths: Sequence[Path], define: bool = False) -> Batch:
     """Read ``paths``; ``define``: take their definitions too."""
+
+    def seen(n: int, file: File, document: str | None) -> Seen:
+        return Seen(file.rel, file.mtime_ns, file.size, file.kind, document)
+
+    return _read(root, paths, define, paired, seen)
+
+
+def examined_into(
+    root: Path, paths: Sequence[Path], define: bool, shard: Path, first_doc: int
+) -> Batch:
+    """``examined``, the documents written into ``shard`` already, as a segment of posting
+    lists (numbered from ``first_doc``, one number a path): what a worker process does
+    for a long pass."""
+    numbers: list[npt.NDArray[np.uint16] | None] = []
+
+    def seen(n: int, file: File, grams: npt.NDArray[np.uint16] | None) -> Seen:
+        numbers.append(grams)
+        doc = None if grams is None else first_doc + n
+        return Seen(file.rel, file.mtime_ns, file.size, file.kind, None, doc)
+
+    batch = _read(root, paths, define, numbered, seen)
+    postings.write(shard, first_doc, postings.segment(numbers))
+    return batch
+
+
+def _read(
+    root: Path,
+    paths: Sequence[Path],
+    define: bool,
+    pairs: Callable[[Iterable[File], Callable[[File], bytes | None]], Iterator[tuple[File, D]]],
+    seen: Callable[[int, File, D], Seen],
+) -> Batch:
+    """Read ``paths``, each file recorded as ``seen`` makes it of its place, itself and
+    what ``pairs`` made of its text; ``define``: take their definitions too."""
     if define:  # tree-sitter only when asked: a long pass's reading workers start without it
         from tether.index.symbols import taken
     lost: list[bytes] = []
@@ -48,22 +87,13 @@ def examined(root: Path, paths: Sequence[Path], define: bool = False) -> Batch:
             else:
                 yield file
 
-    seen: list[Seen] = []
+    records: list[Seen] = []
     found: Defined = []
-    for file, document in paired(files(), lambda file: file.data):
-        seen.append(Seen(file.rel, file.mtime_ns, file.size, file.kind, document))
+    for n, (file, made) in enumerate(pairs(files(), lambda file: file.data)):
+        records.append(seen(n, file, made))
         if define and file.kind == "text" and (text := file.text) is not None:
             found.append((file.rel, taken(file.rel, text)))
-    return Batch(seen, lost, found if define else None)
-
-
-def examined_into(
-    root: Path, paths: Sequence[Path], define: bool, shard: Path, first_doc: int
-) -> Batch:
-    """``examined``, the documents written into ``shard`` already (numbered from
-    ``first_doc``, one number a path): what a worker process does for a long pass."""
-    batch = examined(root, paths, define)
-    return Batch(into_shard(shard, batch.seen, first_doc), batch.lost, batch.defined)
+    return Batch(records, lost, found if define else None)
 
 
 def record(db: Database, batch: Batch, gone: Iterable[bytes] = ()) -> None:

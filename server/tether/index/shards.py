@@ -1,13 +1,12 @@
-"""The shards of an index: files beside its database, each holding a ``grams`` table that
-one worker of a long pass writes while the others write theirs.
+"""The shards of an index: files beside its database, each holding a ``postings`` table
+(``postings``) that one worker of a long pass writes while the others write theirs.
 
-An FTS5 insert is a first build's longest part, and one database takes one writer at a
-time: two shards written side by side took 3.6 and 3.8 s where one took 7.2. The shards
-are attached to the database's connection (as ``g0``, ``g1``, ...) and a search asks every
-``grams`` table. The database names the set (``of``, a random name) and how many there
-are; a connection follows what is named (``Attached.follow``), so a second server of the
-same index attaches the shards the first one's workers wrote, and lets go of a set that
-was started afresh.
+One database takes one writer at a time: the workers write side by side while the server
+records the files. The shards are attached to the database's connection (as ``g0``,
+``g1``, ...) and a search asks every ``postings`` table. The database names the set
+(``of``, a random name) and how many there are; a connection follows what is named
+(``Attached.follow``), so a second server of the same index attaches the shards the first
+one's workers wrote, and lets go of a set that was started afresh.
 """
 
 from __future__ import annotations
@@ -15,16 +14,9 @@ from __future__ import annotations
 import contextlib
 import glob
 import sqlite3
-from collections.abc import Sequence
 from pathlib import Path
 
-# Every grams table's: a document's tokens are its trigrams (``trigrams``), "_" a letter.
-GRAMS = "fts5(body, tokenize=\"ascii tokenchars '_'\", content='', detail='none')"
-# What FTS5 gathers in memory before it writes a segment (1 MiB unless told): a worker's
-# batch (``workspace.WORKER_BATCH``) is written as one segment, not several. Insert CPU,
-# 9,944 files of the bench's big tree: 71 µs a file in batches of 400 (each under 1 MiB),
-# 64 in batches of 800, 55 in batches of 800 with this; larger ones took longer.
-HASH_BYTES = 8 * 2**20
+from tether.index import postings
 
 
 def path_of(database: Path, of: str, n: int) -> Path:
@@ -43,19 +35,6 @@ def remove(database: Path) -> None:
             shard.unlink()
 
 
-def write(shard: Path, documents: Sequence[tuple[int, str]]) -> None:
-    """Insert ``documents`` (id, text) into the shard at ``shard``, in one transaction of
-    its own connection (a worker's)."""
-    db = sqlite3.connect(shard, isolation_level=None, timeout=60)
-    try:
-        db.execute("PRAGMA synchronous=NORMAL")
-        db.execute("BEGIN IMMEDIATE")
-        db.executemany("INSERT INTO grams(rowid, body) VALUES (?, ?)", documents)
-        db.execute("COMMIT")
-    finally:
-        db.close()
-
-
 class Attached:
     """The shards attached to one connection, and the set they are of."""
 
@@ -72,16 +51,9 @@ class Attached:
         while of is not None and self.count < count:
             name = f"g{self.count}"
             self.db.execute(f"ATTACH ? AS {name}", (str(path_of(self.database, of, self.count)),))
+            self.db.execute(f"PRAGMA {name}.page_size={postings.PAGE_BYTES}")  # a new one's
             self.db.execute(f"PRAGMA {name}.journal_mode=WAL")
-            made = self.db.execute(f"SELECT 1 FROM {name}.sqlite_master WHERE name = 'grams'")
-            if made.fetchone() is None:
-                self.db.execute(f"CREATE VIRTUAL TABLE IF NOT EXISTS {name}.grams USING {GRAMS}")
-                # Written by a long pass only, never rewritten: merging its segments as
-                # they come was a fifth of the writes, and searched no faster after.
-                self.db.execute(f"INSERT INTO {name}.grams(grams, rank) VALUES ('automerge', 0)")
-                self.db.execute(
-                    f"INSERT INTO {name}.grams(grams, rank) VALUES ('hashsize', ?)", (HASH_BYTES,)
-                )
+            self.db.execute(f"CREATE TABLE IF NOT EXISTS {name}.{postings.TABLE}")
             self.count += 1
 
     def detach(self) -> None:
@@ -91,5 +63,5 @@ class Attached:
         self.of = None
 
     def schemas(self) -> list[str]:
-        """Where a ``grams`` table is: the database itself and each shard."""
-        return ["main", *(f"g{n}" for n in range(self.count))]
+        """Where a ``postings`` table is: each shard."""
+        return [f"g{n}" for n in range(self.count)]

@@ -13,7 +13,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from tether.index import trigrams
-from tether.index.trigrams import document, paired
+from tether.index.trigrams import document, number, numbered, paired
 
 
 def _reference(data: bytes) -> set[str]:
@@ -51,6 +51,31 @@ def test_files_taken_together_keep_their_own_trigrams_none_across_them() -> None
         assert (kept is None) == (data is None)
         if data is not None and kept is not None:
             assert set(kept.split()) == _reference(data)
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.binary(max_size=80) | st.none(), max_size=30))
+def test_a_texts_trigram_numbers_are_its_documents_trigrams_ascending(
+    texts: list[bytes | None],
+) -> None:
+    """What a long pass's posting lists are made of: the same trigrams as a document's,
+    each once, in ascending order of their numbers."""
+    for (n, numbers), (m, kept) in zip(
+        numbered(range(len(texts)), texts.__getitem__),
+        paired(range(len(texts)), texts.__getitem__),
+        strict=True,
+    ):
+        assert n == m
+        assert (numbers is None) == (kept is None)
+        if numbers is not None and kept is not None:
+            assert numbers.tolist() == sorted(number(gram) for gram in kept.split())
+
+
+def test_a_trigrams_number_folds_case_and_tells_every_trigram_apart() -> None:
+    grams = [a + b + c for a in "az_09" for b in "bY_" for c in "c5_"]
+    assert number("AbC") == number("abc")
+    assert len({number(gram) for gram in grams}) == len(grams)
+    assert all(0 <= number(gram) < trigrams.SPACE for gram in grams)
 
 
 def test_the_server_starts_without_numpy_which_only_reading_files_needs() -> None:

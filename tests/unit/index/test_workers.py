@@ -20,11 +20,11 @@ import pytest
 
 from tests.support import dying, imported
 from tests.unit.tools import write
-from tether.index import freshness, reads, shards, workers, workspace
-from tether.index.database import Database, Seen, into_shard
+from tether.index import freshness, postings, reads, workers, workspace
+from tether.index.database import Database, Seen
 from tether.index.reading import MAX_INDEXED_BYTES, relative, workspace_files
 from tether.index.shards import files as shard_files
-from tether.index.trigrams import document
+from tether.index.trigrams import numbered
 from tether.index.workspace import WorkspaceIndex
 from tether.tools.index_view import Symbols
 
@@ -343,16 +343,16 @@ async def test_a_long_pass_writes_its_documents_into_shards_that_searches_ask(
     path = tmp_path / "index.sqlite3"
     index = await build(tree, path)
     named = Database(path)
-    for name in named.shards(workers.cores()):  # every shard holds documents
+    for name in named.shards(workers.cores()):  # every shard holds segments
         shard = sqlite3.connect(name)
-        assert shard.execute("SELECT count(*) FROM grams_docsize").fetchone()[0] > 0
-        # Its segments are left as written: merging them was a fifth of the writes.
-        merge = shard.execute("SELECT v FROM grams_config WHERE k = 'automerge'").fetchone()
-        assert merge == (0,)
-        # And a worker's batch is gathered in memory whole, for one segment.
-        gathered = shard.execute("SELECT v FROM grams_config WHERE k = 'hashsize'").fetchone()
-        assert gathered == (shards.HASH_BYTES,)
+        segments = shard.execute("SELECT count(*) FROM postings").fetchone()[0]
+        assert segments > 1  # a segment a batch of 7
+        assert shard.execute("PRAGMA page_size").fetchone() == (postings.PAGE_BYTES,)
         shard.close()
+    shared = [["sha", "har", "are", "red", "wor", "ord"]]
+    assert named.matching(shared, 10, 0.0) is None  # 30 files, more than 10
+    rows = named.matching(shared, 100, 0.0)
+    assert rows is not None and {f"notes/n{n}.txt".encode() for n in range(30)} <= dict(rows).keys()
     named.close()
     assert await found(index, "marker_7") == {b"notes/n7.txt"}
     write(tree, "notes/n7.txt", "rewritten_marker\n")
@@ -388,14 +388,21 @@ async def test_documents_in_a_shard_that_no_file_names_change_no_answer(
     first = db.reserve(1)
     shard = db.shards(workers.cores())[0]
     db.close()
-    seen = [Seen(b"ghost.txt", 1, 5, "text", document(b"orphan_marker"))]
-    assert into_shard(shard, seen, first)[0].doc == first
+    assert into_shard(shard, [(b"ghost.txt", b"orphan_marker")], first)[0].doc == first
     index = await build(tree, path)
     assert await found(index, "orphan_marker") == set()
     await index.close()
     db = Database(path)
     assert db.reserve(1) > first
     db.close()
+
+
+def into_shard(shard: Path, files: list[tuple[bytes, bytes]], first: int) -> list[Seen]:
+    """Text files written into ``shard`` as a worker writes a segment (numbered from
+    ``first``): the files as the server then records them."""
+    numbers = [grams for _, grams in numbered(files, lambda file: file[1])]
+    postings.write(shard, first, postings.segment(numbers))
+    return [Seen(rel, 1, len(text), "text", None, first + n) for n, (rel, text) in enumerate(files)]
 
 
 async def found(index: WorkspaceIndex, word: str) -> set[bytes]:
@@ -412,10 +419,7 @@ def test_a_second_server_of_the_index_follows_the_shards_the_first_names(tmp_pat
     path = tmp_path / "index.sqlite3"
     first, second = Database(path), Database(path)
     shard = first.shards(2)[1]
-    seen = [
-        Seen(b"a.py", 1, 9, "text", document(b"shared_marker")),
-        Seen(b"b.py", 1, 9, "text", document(b"other")),
-    ]
+    seen = [(b"a.py", b"shared_marker"), (b"b.py", b"other")]
     first.put(into_shard(shard, seen, first.reserve(len(seen))))
     branches = [["sha", "har", "are", "red"]]
     assert second.matching(branches, 10, 1.0) == [(b"a.py", "text")]
@@ -423,7 +427,7 @@ def test_a_second_server_of_the_index_follows_the_shards_the_first_names(tmp_pat
     first.clear()
     assert second.matching(branches, 10, 1.0) == []
     shard = first.shards(2)[0]
-    moved = [Seen(b"c.py", 1, 9, "text", document(b"shared_marker"))]
+    moved = [(b"c.py", b"shared_marker")]
     first.put(into_shard(shard, moved, first.reserve(len(moved))))
     assert second.matching(branches, 10, 1.0) == [(b"c.py", "text")]
     assert first.matching(branches, 10, 1.0) == [(b"c.py", "text")]

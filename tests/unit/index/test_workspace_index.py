@@ -241,22 +241,26 @@ async def test_an_unreadable_index_is_built_anew(ws: Path, tmp_path: Path) -> No
 
 
 async def test_an_index_of_the_schema_before_is_built_anew(ws: Path, tmp_path: Path) -> None:
-    """Schema 3 kept each file's distinct words under FTS5's trigram tokenizer: a
-    document of schema 4 is its trigrams, a token each, which that tokenizer would read
-    as other trigrams. Reopened, it is read again from nothing."""
-    old = sqlite3.connect(tmp_path / "index.sqlite3")
+    """Schema 4 kept a long pass's documents in shards of FTS5 tables, which schema 5's
+    searches do not read (its shards hold posting lists): reopened, the index is read
+    again from nothing, and the old shards are deleted."""
+    path = tmp_path / "index.sqlite3"
+    old = sqlite3.connect(path)
     old.executescript(
         "CREATE TABLE meta(key TEXT PRIMARY KEY, value TEXT) WITHOUT ROWID;"
-        "INSERT INTO meta VALUES ('schema', '3'), ('walked', 'yes');"
-        "CREATE VIRTUAL TABLE grams USING fts5(body, tokenize='trigram', content='',"
-        " detail='none');"
+        "INSERT INTO meta VALUES ('schema', '4'), ('walked', 'yes'), ('shards_of', 'old'),"
+        " ('shards', '1');"
+        "CREATE VIRTUAL TABLE grams USING fts5(body, tokenize=\"ascii tokenchars '_'\","
+        " content='', detail='none');"
     )
     old.close()
-    index = await built(ws, tmp_path / "index.sqlite3")
-    db = Database(tmp_path / "index.sqlite3")
-    assert db.meta("schema") == "4" and db.meta("walked") is None
-    (grams,) = db.db.execute("SELECT sql FROM sqlite_master WHERE name = 'grams'").fetchone()
-    assert "ascii" in grams and "trigram" not in grams
+    shard = sqlite3.connect(tmp_path / "index.sqlite3.grams-old-0")
+    shard.execute("CREATE VIRTUAL TABLE grams USING fts5(body, content='', detail='none')")
+    shard.close()
+    index = await built(ws, path)
+    db = Database(path)
+    assert db.meta("schema") == "5" and db.meta("walked") is None
+    assert not (tmp_path / "index.sqlite3.grams-old-0").exists()
     assert "sub/b.py" in names(ws, await index.candidates("beta_marker", False))
     db.close()
     await index.close()

@@ -1,0 +1,145 @@
+"""Posting lists of our own: how a long pass's batches are kept in its shards.
+
+A worker's batch of files (``workspace.WORKER_BATCH``) becomes one segment: for each
+trigram (``trigrams.numbered``), the batch's files that hold it, in order. A segment is
+one row of a shard's ``postings`` table, its id the segment's first document, its blob
+the offset of each trigram's list (``SPACE + 1`` of them, ``uint32``) then the lists
+(``uint16``: a document's place in its segment). A search reads, of each segment, the
+offsets of its trigrams and then their lists (SQLite's incremental blob reads: only those
+bytes), and intersects the lists with numpy.
+
+Inserting the same trigrams into FTS5 was the longest part of a worker's time: 52-55 µs
+a file of the bench's big tree, and 20 more to make its documents' text; making a
+segment takes 13, writing it 2. The big tree's first build took 4.7-5.4 s where it took
+7.0-9.1 (old and new in turn, on a machine slower that day than the bench's figures).
+A question of these lists (the bench's warm searches) takes 1.8-2.2 ms, a page of 64 KiB
+(``PAGE_BYTES``) keeping a blob's chain of pages short: with SQLite's 4 KiB pages, and a
+row for each block of 256 trigrams instead of each segment, it took 6-15. FTS5 still
+keeps the files read after (a change, a catch-up, a short pass: a few at a time, where its
+inserts cost little) in the database's own ``grams``, searched beside these.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import sqlite3
+from collections.abc import Sequence
+from pathlib import Path
+from struct import unpack
+from typing import TYPE_CHECKING, cast
+
+from tether.index.trigrams import SPACE, number, numpy_module
+
+if TYPE_CHECKING:
+    import numpy as np
+    import numpy.typing as npt
+
+MAX_SEGMENT = 2**16  # files: a document's place in its segment is a uint16
+TABLE = "postings(lists BLOB NOT NULL)"  # a row a segment, its id the segment's first document
+PAGE_BYTES = 65536  # a shard's pages: a segment's blob (~1 MB) is a chain of few
+_HEAD = 4 * (SPACE + 1)  # the offsets, before the lists
+# Of a branch's trigrams, the lists of this many of the rarest are intersected: the
+# candidates stay a superset (ripgrep confirms each), hardly larger than with every one.
+RAREST = 6
+
+
+def segment(numbers: Sequence[npt.NDArray[np.uint16] | None]) -> bytes | None:
+    """The blob of a segment whose n-th document holds the trigrams ``numbers[n]`` (None:
+    a file without a document); None when none holds any."""
+    if len(numbers) > MAX_SEGMENT:
+        raise ValueError(f"a segment holds at most {MAX_SEGMENT} files, not {len(numbers)}")
+    numpy = numpy_module()
+    held = [(n, grams) for n, grams in enumerate(numbers) if grams is not None and len(grams)]
+    if not held:
+        return None
+    grams = numpy.concatenate([grams for _, grams in held])
+    places = numpy.repeat(
+        numpy.array([n for n, _ in held], dtype=numpy.uint16), [len(grams) for _, grams in held]
+    )
+    offsets = numpy.zeros(SPACE + 1, dtype="<u4")
+    numpy.cumsum(numpy.bincount(grams, minlength=SPACE), out=offsets[1:])
+    # A stable sort: each list in the documents' order.
+    docs = places[numpy.argsort(grams, kind="stable")].astype("<u2")
+    lists: bytes = offsets.tobytes() + docs.tobytes()
+    return lists
+
+
+def write(shard: Path, first: int, lists: bytes | None) -> None:
+    """Insert a segment (its first document and blob) into the shard at ``shard``, in a
+    transaction of its own connection (a worker's)."""
+    if lists is None:
+        return
+    db = sqlite3.connect(shard, isolation_level=None, timeout=60)
+    try:
+        db.execute("PRAGMA synchronous=NORMAL")
+        db.execute("INSERT INTO postings(rowid, lists) VALUES (?, ?)", (first, lists))
+    finally:
+        db.close()
+
+
+def matching(
+    db: sqlite3.Connection, schemas: Sequence[str], branches: list[list[str]]
+) -> list[int]:
+    """The documents in the ``postings`` of ``schemas`` that hold every trigram of some
+    branch, ascending. Of each branch only the rarest trigrams are asked (``RAREST``):
+    the lengths of every list are read first (two offsets each), then the lists of those.
+    Only those bytes of a segment's blob are read."""
+    numpy = numpy_module()
+    segments = [
+        (schema, first)
+        for schema in schemas
+        for (first,) in db.execute(f"SELECT rowid FROM {schema}.postings")
+    ]
+    if not segments:
+        return []
+    grams = sorted({number(gram) for branch in branches for gram in branch})
+    with contextlib.ExitStack() as opened:
+        blobs = [
+            opened.enter_context(db.blobopen("postings", "lists", first, name=schema))
+            for schema, first in segments
+        ]
+        # Each segment's offsets of each trigram's list, its start and end.
+        spans = [[unpack("<II", _read(blob, 4 * g, 8)) for g in grams] for blob in blobs]
+        lengths = [sum(span[n][1] - span[n][0] for span in spans) for n in range(len(grams))]
+        chosen = [
+            sorted(asked, key=lambda n: lengths[n])[:RAREST]
+            for asked in ({grams.index(number(gram)) for gram in branch} for branch in branches)
+            if all(lengths[n] for n in asked)  # else no document holds one of them
+        ]
+        lists = {n: _list(blobs, segments, spans, n) for n in set().union(*chosen)}
+    if not chosen:
+        return []
+    found = []
+    for branch in chosen:
+        counts = numpy.bincount(numpy.concatenate([lists[n] for n in branch]))
+        found.append(numpy.flatnonzero(counts == len(branch)))
+    held = found[0] if len(found) == 1 else numpy.unique(numpy.concatenate(found))
+    held_by_some: list[int] = held.tolist()
+    return held_by_some
+
+
+def _list(
+    blobs: Sequence[sqlite3.Blob],
+    segments: Sequence[tuple[str, int]],
+    spans: Sequence[Sequence[tuple[int, int]]],
+    n: int,
+) -> npt.NDArray[np.uint32]:
+    """The documents holding the ``n``-th trigram asked, of every segment."""
+    numpy = numpy_module()
+    parts, firsts, lengths = [], [], []
+    for blob, (_, first), span in zip(blobs, segments, spans, strict=True):
+        start, end = span[n]
+        if end > start:
+            parts.append(_read(blob, _HEAD + 2 * start, 2 * (end - start)))
+            firsts.append(first)
+            lengths.append(end - start)
+    places = numpy.frombuffer(b"".join(parts), dtype="<u2").astype(numpy.uint32)
+    docs: npt.NDArray[np.uint32] = places + numpy.repeat(
+        numpy.array(firsts, dtype=numpy.uint32), lengths
+    )
+    return docs
+
+
+def _read(blob: sqlite3.Blob, start: int, size: int) -> bytes:
+    # A slice of a Blob is bytes (typeshed says int: the type of an index).
+    return cast(bytes, blob[start : start + size])
