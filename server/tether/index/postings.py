@@ -12,9 +12,10 @@ Inserting the same trigrams into FTS5 was the longest part of a worker's time: 5
 a file of the bench's big tree, and 20 more to make its documents' text; making a
 segment takes 13, writing it 2. The big tree's first build took 4.7-5.4 s where it took
 7.0-9.1 (old and new in turn, on a machine slower that day than the bench's figures).
-A question of these lists (the bench's warm searches) takes 1.8-2.2 ms, a page of 64 KiB
-(``PAGE_BYTES``) keeping a blob's chain of pages short: with SQLite's 4 KiB pages, and a
-row for each block of 256 trigrams instead of each segment, it took 6-15. FTS5 still
+A question of these lists (the bench's four warm searches) takes 1.5-3.4 ms, a shard's
+page of 64 KiB (``PAGE_BYTES``) keeping a blob's chain of pages short (a read at an offset
+walks the chain up to it): with SQLite's 4 KiB pages it took 14-29 ms, as did a row for
+each block of 256 trigrams of a segment instead of one a segment (6-15). FTS5 still
 keeps the files read after (a change, a catch-up, a short pass: a few at a time, where its
 inserts cost little) in the database's own ``grams``, searched beside these.
 """
