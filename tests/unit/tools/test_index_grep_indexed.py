@@ -4,8 +4,10 @@ a differential test on random patterns over a copy of part of the standard libra
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import re
 import shutil
+import sqlite3
 import sysconfig
 from collections.abc import Iterator
 from dataclasses import replace
@@ -17,6 +19,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from tests.unit.tools import Buffers, context, followed_index, init_repo, write
+from tether.index import shards, workers, workspace
 from tether.index.workspace import WorkspaceIndex
 from tether.tools import candidates, ripgrep_events
 from tether.tools.base import ToolContext
@@ -28,9 +31,13 @@ COPIED = ("json", "email", "logging", "http", "html", "urllib", "xml/dom")
 GREP = IndexGrep()
 
 
-@pytest.fixture(scope="module")
-def indexed(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[ToolContext, ToolContext]]:
-    """The same workspace searched without the index and with it (and one unsaved buffer)."""
+@pytest.fixture(scope="module", params=["threads", "workers"])
+def indexed(
+    tmp_path_factory: pytest.TempPathFactory, request: pytest.FixtureRequest
+) -> Iterator[tuple[ToolContext, ToolContext]]:
+    """The same workspace searched without the index and with it (and one unsaved buffer);
+    the index built on the server's threads (FTS5 documents), or as a long pass of worker
+    processes (posting lists, a segment of 13 files each: ``postings``)."""
     tmp = tmp_path_factory.mktemp("indexed")
     ws = init_repo(tmp / "ws").resolve()
     for name in COPIED:
@@ -45,11 +52,26 @@ def indexed(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[ToolCont
     write(ws, "folds.txt", "\u212aelvin and \u017felf: Message\n")  # fold to k and s
     buffers = Buffers({ws / "json" / "tool.py": "import json\nclass Message unsaved\n"})
     index = WorkspaceIndex(ws, tmp / "index.sqlite3")
-    asyncio.run(index.build())
+    with pytest.MonkeyPatch.context() as patch:
+        if request.param == "workers":
+            patch.setattr(workers, "FROM_FILES", 1)
+            patch.setattr(workspace, "WORKER_BATCH", 13)
+        asyncio.run(index.build())
+    if request.param == "workers":  # the pass ran in workers: segments in the shards
+        assert _segments(tmp / "index.sqlite3") > 2
     index.follow()
     plain = context(ws, buffers)
     yield plain, replace(plain, index=index)
     asyncio.run(index.close())
+
+
+def _segments(database: Path) -> int:
+    count = 0
+    for shard in shards.files(database):
+        if shard.name[-1].isdigit():  # not a WAL's files
+            with contextlib.closing(sqlite3.connect(shard)) as db:
+                count += db.execute("SELECT count(*) FROM postings").fetchone()[0]
+    return count
 
 
 def _words() -> list[str]:
