@@ -5,9 +5,10 @@ In the server, reading the files, taking their words and parsing them share one 
 the writes, and an FTS5 insert makes no progress while Python runs on another thread
 (measured), so a pass on the server's threads uses one core. A pass over ``FROM_FILES``
 files or more reads them in worker processes instead, one per core (up to four): each
-reads a batch and writes its documents into a shard of the index no other is writing
-(``Database.shards``: the writes are the longer part, and a database takes one writer at
-a time), the server recording the files; then each parses for the definitions. On the
+reads a batch and writes its trigrams, as a segment of posting lists (``postings``), into
+a shard of the index no other is writing (``Database.shards``: a database takes one
+writer at a time), the server recording the files; then each parses for the
+definitions. On the
 bench's big tree (41,391 files, 2 cores, side by side) the index was searchable after
 8.3 to 8.5 s, where one reading worker beside the server's writes took 9.5 to 11.5 and
 the server's threads alone 11.5; its definitions were taken in 15 to 19 s instead of 29.

@@ -37,7 +37,7 @@ from tether.tools.index_view import Kept, Symbols
 log = logging.getLogger(__name__)
 T = TypeVar("T")
 BATCH = 400  # files read and committed at a time while building
-WORKER_BATCH = 800  # by a worker process, into a shard: one segment (``shards.HASH_BYTES``)
+WORKER_BATCH = 800  # by a worker process, into a shard: a segment (``postings``)
 # Past a thousand candidates and a quarter of the files, ripgrep's walk (it stops once its
 # count is in) is as fast: "self", 30% of a 41,394-file tree, 44 ms by the index, 16 walking.
 MAX_SHARE, ALWAYS_NARROWED = 0.25, 1_000

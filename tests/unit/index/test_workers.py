@@ -24,7 +24,7 @@ from tether.index import freshness, postings, reads, workers, workspace
 from tether.index.database import Database, Seen
 from tether.index.reading import MAX_INDEXED_BYTES, relative, workspace_files
 from tether.index.shards import files as shard_files
-from tether.index.trigrams import numbered
+from tether.index.trigrams import document, numbered
 from tether.index.workspace import WorkspaceIndex
 from tether.tools.index_view import Symbols
 
@@ -333,8 +333,9 @@ async def test_a_worker_reads_its_next_batch_while_the_server_records_the_last(
 async def test_a_long_pass_writes_its_documents_into_shards_that_searches_ask(
     tree: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """Each worker writes its batches' documents into a shard of its own, side by side (one
-    database takes one writer at a time), merging none of its segments. A file changed
+    """Each worker writes its batches into a shard of its own, side by side (one database
+    takes one writer at a time), a segment of posting lists each, in pages of 64 KiB; a
+    question counts them towards its bound as it counts FTS5's documents. A file changed
     later gets a document in the database itself; its old one, in a shard, is no longer
     found. Starting afresh (too much garbage) removes the shards; an unreadable database is
     built anew without them."""
@@ -433,3 +434,23 @@ def test_a_second_server_of_the_index_follows_the_shards_the_first_names(tmp_pat
     assert first.matching(branches, 10, 1.0) == [(b"c.py", "text")]
     first.close()
     second.close()
+
+
+def test_a_question_bounds_the_documents_of_shards_and_database_together(
+    tmp_path: Path,
+) -> None:
+    """Documents in shards (a long pass's) and in the database (files read after) are
+    counted together against a question's bound: over it, the index says None."""
+    db = Database(tmp_path / "index.sqlite3")
+    shard = db.shards(2)[0]
+    passed = [(f"pass{n}.py".encode(), b"bounded_marker") for n in range(3)]
+    db.put(into_shard(shard, passed, db.reserve(len(passed))))
+    db.put(
+        [Seen(f"late{n}.py".encode(), 1, 9, "text", document(b"bounded_marker")) for n in (0, 1)]
+    )
+    branches = [["bou", "oun", "und", "nde", "ded"]]
+    rows = db.matching(branches, 5, 0.0)
+    assert rows is not None and len(rows) == 5
+    assert db.matching(branches, 4, 0.0) is None  # 3 + 2 documents: one too many
+    assert db.matching(branches, 2, 0.0) is None  # the shards' alone are too many
+    db.close()
