@@ -39,6 +39,7 @@ MAX_SEGMENT = 2**16  # files: a document's place in its segment is a uint16
 TABLE = "postings(lists BLOB NOT NULL)"  # a row a segment, its id the segment's first document
 PAGE_BYTES = 65536  # a shard's pages: a segment's blob (~1 MB) is a chain of few
 _HEAD = 4 * (SPACE + 1)  # the offsets, before the lists
+_WHOLE_HEAD_FROM = 32  # trigrams asked: a read of 8 bytes takes ~1 µs, of the offsets ~40
 # Of a branch's trigrams, the lists of this many of the rarest are intersected: the
 # candidates stay a superset (ripgrep confirms each). A list costs ~0.1 ms to read, a
 # candidate ~16 µs of ripgrep's: with 6, "def __init__" (7 trigrams) had 8,212 candidates
@@ -96,20 +97,26 @@ def matching(
     if not segments:
         return []
     grams = sorted({number(gram) for branch in branches for gram in branch})
+    if not grams:
+        return []
+    place = {gram: n for n, gram in enumerate(grams)}
     with contextlib.ExitStack() as opened:
         blobs = [
             opened.enter_context(db.blobopen("postings", "lists", first, name=schema))
             for schema, first in segments
         ]
-        # Each segment's offsets of each trigram's list, its start and end.
-        spans = [[unpack("<II", _read(blob, 4 * g, 8)) for g in grams] for blob in blobs]
-        lengths = [sum(span[n][1] - span[n][0] for span in spans) for n in range(len(grams))]
+        # Each segment's offsets of each trigram's list: where it starts, and ends.
+        starts, ends = numpy.array([_spans(blob, grams) for blob in blobs]).transpose(2, 0, 1)
+        lengths = (ends - starts).sum(axis=0).tolist()
         chosen = [
             sorted(asked, key=lambda n: lengths[n])[:RAREST]
-            for asked in ({grams.index(number(gram)) for gram in branch} for branch in branches)
+            for asked in ({place[number(gram)] for gram in branch} for branch in branches)
             if all(lengths[n] for n in asked)  # else no document holds one of them
         ]
-        lists = {n: _list(blobs, segments, spans, n) for n in set().union(*chosen)}
+        lists = {
+            n: _list(blobs, [first for _, first in segments], starts[:, n], ends[:, n])
+            for n in set().union(*chosen)
+        }
     if not chosen:
         return []
     found = []
@@ -121,24 +128,35 @@ def matching(
     return held_by_some
 
 
+def _spans(blob: sqlite3.Blob, grams: Sequence[int]) -> list[tuple[int, int]]:
+    """Where each trigram's list starts and ends in a segment: its offsets read one pair
+    at a time, or all at once for many trigrams (a pattern of many alternatives)."""
+    if len(grams) < _WHOLE_HEAD_FROM:
+        return [unpack("<II", _read(blob, 4 * gram, 8)) for gram in grams]
+    offsets = numpy_module().frombuffer(_read(blob, 0, _HEAD), dtype="<u4")
+    spans: list[tuple[int, int]] = list(
+        zip(offsets[grams].tolist(), offsets[[g + 1 for g in grams]].tolist(), strict=True)
+    )
+    return spans
+
+
 def _list(
     blobs: Sequence[sqlite3.Blob],
-    segments: Sequence[tuple[str, int]],
-    spans: Sequence[Sequence[tuple[int, int]]],
-    n: int,
+    firsts: Sequence[int],
+    starts: npt.NDArray[np.int64],
+    ends: npt.NDArray[np.int64],
 ) -> npt.NDArray[np.uint32]:
-    """The documents holding the ``n``-th trigram asked, of every segment."""
+    """The documents of one trigram's lists in every segment (``starts`` to ``ends``)."""
     numpy = numpy_module()
-    parts, firsts, lengths = [], [], []
-    for blob, (_, first), span in zip(blobs, segments, spans, strict=True):
-        start, end = span[n]
+    parts, held, lengths = [], [], []
+    for blob, first, start, end in zip(blobs, firsts, starts.tolist(), ends.tolist(), strict=True):
         if end > start:
             parts.append(_read(blob, _HEAD + 2 * start, 2 * (end - start)))
-            firsts.append(first)
+            held.append(first)
             lengths.append(end - start)
     places = numpy.frombuffer(b"".join(parts), dtype="<u2").astype(numpy.uint32)
     docs: npt.NDArray[np.uint32] = places + numpy.repeat(
-        numpy.array(firsts, dtype=numpy.uint32), lengths
+        numpy.array(held, dtype=numpy.uint32), lengths
     )
     return docs
 

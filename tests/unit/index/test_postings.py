@@ -94,6 +94,30 @@ def test_a_long_branch_is_asked_by_its_rarest_trigrams(tmp_path: Path) -> None:
         db.close()
 
 
+def test_a_pattern_of_many_alternatives_reads_every_offset_at_once(tmp_path: Path) -> None:
+    """Past ``_WHOLE_HEAD_FROM`` trigrams asked, a segment's offsets are read whole: the
+    same documents are found as the plain way finds."""
+    words = [f"w{n:02}" for n in range(60)]
+    segments: list[tuple[int, list[bytes | None]]] = [
+        (1, [" ".join(words[n : n + 3]).encode() for n in range(0, 30)]),
+        (40, [" ".join(words[n : n + 2]).encode() for n in range(25, 58)] + [None]),
+    ]
+    texts = {
+        first + n: text
+        for first, batch in segments
+        for n, text in enumerate(batch)
+        if text is not None
+    }
+    branches = [[word] for word in words[::2]] + [["w07", "w08"], ["w99"]]
+    assert len({gram for branch in branches for gram in branch}) >= postings._WHOLE_HEAD_FROM
+    db = _shard(tmp_path / "index.sqlite3", segments)
+    try:
+        assert postings.matching(db, ["g0"], branches) == _plain(texts, branches)
+        assert postings.matching(db, ["g0"], []) == []
+    finally:
+        db.close()
+
+
 def test_no_shard_no_documents_and_a_segment_has_a_bound() -> None:
     assert postings.matching(sqlite3.connect(":memory:"), [], [["abc"]]) == []
     assert postings.segment([None, None]) is None
