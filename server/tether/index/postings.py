@@ -10,8 +10,9 @@ bytes), and intersects the lists with numpy.
 
 Inserting the same trigrams into FTS5 was the longest part of a worker's time: 52-55 µs
 a file of the bench's big tree, and 20 more to make its documents' text; making a
-segment takes 13, writing it 2. The big tree's first build took 4.7-5.4 s where it took
-7.0-9.1 (old and new in turn, on a machine slower that day than the bench's figures).
+segment takes 7 (its stable sort 4), writing it 2. The big tree's first build took
+4.7-5.4 s where it took 7.0-9.1 (old and new in turn, on a machine slower that day than
+the bench's figures).
 A question of these lists (the bench's four warm searches) takes 1.5-3.4 ms, a shard's
 page of 64 KiB (``PAGE_BYTES``) keeping a blob's chain of pages short (a read at an offset
 walks the chain up to it): with SQLite's 4 KiB pages it took 14-29 ms, as did a row for
@@ -113,10 +114,8 @@ def matching(
             for asked in ({place[number(gram)] for gram in branch} for branch in branches)
             if all(lengths[n] for n in asked)  # else no document holds one of them
         ]
-        lists = {
-            n: _list(blobs, [first for _, first in segments], starts[:, n], ends[:, n])
-            for n in set().union(*chosen)
-        }
+        firsts = [first for _, first in segments]
+        lists = {n: _list(blobs, firsts, starts[:, n], ends[:, n]) for n in set().union(*chosen)}
     if not chosen:
         return []
     found = []
