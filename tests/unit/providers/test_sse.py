@@ -1,11 +1,14 @@
 from __future__ import annotations
 
 import itertools
+import json
 import zlib
 from collections.abc import AsyncIterator, Iterable
 
 import httpx
 import pytest
+from hypothesis import example, given
+from hypothesis import strategies as st
 
 from tether.providers.body import PIECE, pieces
 from tether.providers.failures import BrokenStream
@@ -97,11 +100,21 @@ def test_every_split_of_a_body_gives_its_events() -> None:
     body = (
         b"data: one\n\nevent: e\ndata: two\ndata: lines\ndata: and three\n\n"
         b"data: caf\xc3\xa9\r\n\r\ndata: cr\r\rid: 7\ndata: last\n\n"
+        b"event: f\ndata: named\n\ndata: \n\n"
     )
     whole = EventStream()
     expected = [*whole.feed(body), *whole.end()]
-    assert [e.data for e in expected] == ["one", "two\nlines\nand three", "café", "cr", "last"]
+    assert [e.data for e in expected] == [
+        "one",
+        "two\nlines\nand three",
+        "café",
+        "cr",
+        "last",
+        "named",
+        "",
+    ]
     assert expected[1].event == "e" and expected[4].id == "7"
+    assert expected[5].event == "f" and expected[5].id == expected[6].id == "7"
     for a, b in itertools.combinations(range(len(body) + 1), 2):
         stream = EventStream()
         got = [e for piece in (body[:a], body[a:b], body[b:]) for e in stream.feed(piece)]
@@ -115,6 +128,54 @@ async def test_a_line_that_is_no_sse_field_is_reported_not_skipped() -> None:
     assert (
         str(caught.value) == "sent a line that is not a server-sent event: 'error: {\"code\": 500}'"
     )
+
+
+_JSON = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.floats() | st.text(),
+    lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.text(), inner, max_size=4),
+    max_leaves=20,
+)
+
+
+def _read_by_json_loads(data: str) -> object:
+    try:
+        value = json.loads(data)
+    except (ValueError, RecursionError):
+        return "unreadable"
+    return value if isinstance(value, dict) else "unreadable"
+
+
+def _read_by_json_object(data: str) -> object:
+    try:
+        return json_object(data)
+    except BrokenStream:
+        return "unreadable"
+
+
+@given(
+    st.one_of(
+        _JSON.map(json.dumps),
+        st.builds(lambda v, cut: json.dumps(v)[:cut], _JSON, st.integers(0, 200)),
+        st.builds(
+            lambda v, at, c: (t := json.dumps(v))[:at] + c + t[at:],
+            _JSON,
+            st.integers(0, 200),
+            st.text(max_size=3),
+        ),
+        st.text(max_size=40),
+    )
+)
+@example('{"a": "\\ud800"}')  # a lone surrogate: pydantic-core refuses it, json reads it
+@example("[" * 500 + "]" * 500)  # past pydantic-core's nesting, within json's
+@example('{"a": NaN, "b": -Infinity, "c": 1e400, "d": 123456789012345678901234567890}')
+@example('{"a": 1, "a": 2}')
+@example('\ufeff{"a": 1}')
+@example('{"a":\f1}')
+def test_json_object_reads_what_json_loads_reads(data: str) -> None:
+    """The chunk is read by pydantic-core's parser, and again by ``json.loads`` where it
+    refuses: so whatever a provider sends reads as the standard library reads it."""
+    expected, got = _read_by_json_loads(data), _read_by_json_object(data)
+    assert repr(got) == repr(expected)  # repr: NaN is not equal to itself
 
 
 def test_json_object_names_what_came_instead() -> None:
