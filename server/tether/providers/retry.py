@@ -30,7 +30,13 @@ from tether.config import ProviderSettings
 from tether.errors import ProviderError
 from tether.outbound import outbound
 from tether.providers.body import read_at_most
-from tether.providers.failures import ERROR_BODY_LIMIT, BrokenStream, Failure, provider_message
+from tether.providers.failures import (
+    ERROR_BODY_LIMIT,
+    BrokenStream,
+    Failure,
+    provider_message,
+    shown_url,
+)
 
 log = logging.getLogger(__name__)
 
@@ -103,7 +109,6 @@ async def stream_with_retries(
     as ``ProviderError``.
     """
     policy = RetryPolicy.from_settings(settings)
-    failure = Failure(settings, request.url)
     attempts = policy.max_retries + 1
     for attempt in range(1, attempts + 1):
         last = attempt == attempts
@@ -120,7 +125,7 @@ async def stream_with_retries(
                 code = response.status_code
                 said = provider_message(*await read_at_most(response, ERROR_BODY_LIMIT))
                 if last or code not in RETRY_STATUSES:
-                    raise ProviderError(failure.status(code, said, attempt))
+                    raise ProviderError(Failure(settings, request.url).status(code, said, attempt))
                 wait = policy.delay(attempt - 1, response.headers)
                 why = f"HTTP {code}: {said}" if said else f"HTTP {code}"
             finally:
@@ -129,11 +134,11 @@ async def stream_with_retries(
             # The error outlives the stream; what its readers had gathered must not.
             traceback.clear_frames(exc.__traceback__)
             if yielded or last or not _retryable(exc) or _refused_nearby(exc, request):
+                failure = Failure(settings, request.url)  # made when needed: 60 µs a request
                 raise ProviderError(failure.describe(exc, attempt, yielded)) from exc
             wait, why = policy.delay(attempt - 1), outbound(str(exc) or type(exc).__name__)
-        log.warning(
-            "provider request to %s failed (%s); retrying in %.2f s", failure.url, why, wait
-        )
+        shown = shown_url(request.url)
+        log.warning("provider request to %s failed (%s); retrying in %.2f s", shown, why, wait)
         await asyncio.sleep(wait)
 
 
