@@ -34,6 +34,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Literal
 
 from tether.index import postings, shards
+from tether.index.names import Names
 
 if TYPE_CHECKING:
     from tether.index.symbols import Definition
@@ -91,6 +92,7 @@ class Database:
         self._count: int | None = None
         self._writes = 0  # this connection's (``version``)
         self._attached = shards.Attached(self.db, path)
+        self.names = Names(self.db)
         if self._meta("schema") not in (None, str(SCHEMA)):
             self.clear()
         self.db.executescript(_TABLES)
@@ -218,17 +220,18 @@ class Database:
         ).fetchone()
         if listed and listed.count(",") >= most:
             return None
-        listed = ",".join(filter(None, [listed, ",".join(map(str, from_shards))]))
-        rows = self.db.execute(
-            "SELECT path, kind FROM files WHERE doc IN (SELECT value FROM json_each(?))",
-            (f"[{listed or ''}]",),
-        ).fetchall()
-        rows += self.db.execute(
+        docs = [*map(int, listed.split(",")), *from_shards] if listed else from_shards
+        named = self.names.of(docs, self.version())
+        always = self.db.execute(
             "SELECT path, kind FROM files WHERE doc IS NULL AND kind != 'binary'"
-        ).fetchall()
-        if len(rows) > at_most:
-            return None
-        return [(bytes(path), kind) for path, kind in rows]
+        )
+        named += [(bytes(path), kind) for path, kind in always]
+        return None if len(named) > at_most else named
+
+    def keep_names(self) -> None:
+        """Make the map from document to file (``names``) of the index as it is now: by
+        the version before it is read, so a write meanwhile leaves it unused."""
+        self.names.keep(self.version(), self.count())
 
     def unparsed(self, limit: int) -> list[bytes]:
         """Text files whose definitions have not been taken yet."""

@@ -68,6 +68,7 @@ class WorkspaceIndex:
         self._lock = asyncio.Lock()
         self._pending: set[Path] = set()
         self._rebuilding: asyncio.Future[None] | None = None
+        self._naming: asyncio.Future[None] | None = None  # ``_keep_names``
         self._closing = False  # the server stops: a build ends at its next batch
         self._told: set[bytes] = set()  # changes applied since the last walk recorded git's
         self._catching = CatchingUp()  # with tether's own changes (``unsure``)
@@ -253,9 +254,21 @@ class WorkspaceIndex:
             lambda db: db.matching(branches, ALWAYS_NARROWED, MAX_SHARE),
             light=len(branches) <= ON_LOOP_BRANCHES,
         )
+        if self._db is not None and self._db.names.wanted and self._naming is None:
+            self._naming = asyncio.ensure_future(self._keep_names(self._db))
         if rows is None or any(kind == "late" for _, kind in rows):
             return None
         return [rel for rel, _ in rows]
+
+    async def _keep_names(self, db: Database) -> None:
+        """The map from document to file a question of many documents wanted (``names``),
+        made after it, for the next one's sake."""
+        try:
+            async with self._lock:
+                if self._db is db and not self._closing:
+                    await asyncio.to_thread(db.keep_names)
+        finally:
+            self._naming = None
 
     async def kept(self) -> Kept | None:
         """The files the walk keeps, as the index holds them; None when the index cannot
@@ -335,8 +348,9 @@ class WorkspaceIndex:
     async def close(self) -> None:
         """Close the database once the batch being read (if any) is committed."""
         self._closing = True
-        if self._rebuilding is not None:
-            await asyncio.gather(self._rebuilding, return_exceptions=True)
+        for task in (self._rebuilding, self._naming):
+            if task is not None:
+                await asyncio.gather(task, return_exceptions=True)
         await self._catching.close()
         async with self._lock:
             if self._db is not None:

@@ -3,8 +3,12 @@ write, this connection's and another server's."""
 
 from __future__ import annotations
 
+from collections.abc import Hashable
 from pathlib import Path
 
+import pytest
+
+from tether.index import names
 from tether.index.database import Database, Seen
 
 
@@ -96,3 +100,45 @@ def test_candidates_past_the_bound_are_none_documents_left_behind_counted(tmp_pa
         ]
     finally:
         db.close()
+
+
+def test_a_question_of_many_documents_names_them_by_a_map_of_its_version_only(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The map from document to file is made once a question of many documents wanted it,
+    and used only while the index is as it was made from: after a write of this server or
+    another's, a file read again is named by its new document, and its old one by none."""
+    monkeypatch.setattr(names, "MANY", 3)
+    path = tmp_path / "index.sqlite3"
+    db, other = Database(path), Database(path)
+    try:
+        db.put([seen(f"{n}.py".encode()) for n in range(4)])
+        every = sorted((f"{n}.py".encode(), "text") for n in range(4))
+        assert sorted(db.matching([["abc"]], 10, 0.0) or []) == every
+        assert db.names.wanted
+        db.keep_names()
+        assert not db.names.wanted
+        monkeypatch.setattr(db.names, "db", None)  # asked of the map alone here
+        assert sorted(db.matching([["abc"]], 10, 0.0) or []) == every
+        monkeypatch.setattr(db.names, "db", db.db)
+
+        other.put([Seen(b"0.py", 2, 3, "text", "xyz")])  # another server's write
+        assert sorted(db.matching([["abc"]], 10, 0.0) or []) == every[1:]
+        assert db.matching([["xyz"]], 10, 0.0) == [(b"0.py", "text")]
+        keep = db.names.keep
+
+        def while_another_writes(version: Hashable, files: int) -> None:
+            keep(version, files)
+            other.put([Seen(b"2.py", 2, 3, "text", "xyz")])  # before the map is used
+
+        db.names.keep = while_another_writes
+        db.keep_names()
+        assert sorted(db.matching([["xyz"]], 10, 0.0) or []) == [every[0], every[2]]
+        db.names.keep = keep
+        db.keep_names()
+        db.put([Seen(b"1.py", 2, 3, "text", "xyz")])  # and this server's
+        assert sorted(db.matching([["abc"]], 10, 0.0) or []) == [every[3]]
+        assert sorted(db.matching([["xyz"]], 10, 0.0) or []) == every[:3]
+    finally:
+        db.close()
+        other.close()

@@ -13,6 +13,7 @@ from filelock import FileLock
 
 from tests.unit.tools import git, init_repo, write
 from tether.index import build_lock, workspace
+from tether.index import names as index_names
 from tether.index.database import Database, Seen
 from tether.index.reading import MAX_INDEXED_BYTES
 from tether.index.workspace import BATCH, WorkspaceIndex
@@ -115,6 +116,34 @@ async def test_a_change_told_is_applied_before_the_next_search(ws: Path, tmp_pat
     (ws / "new/c.py").unlink()
     index.changed([ws / "new/c.py"])
     assert "new/c.py" not in names(ws, await index.candidates("gamma_marker", False))
+
+
+async def test_a_search_of_many_files_has_the_map_naming_them_made_after_it(
+    ws: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Made in the background once a search named many documents (``names.MANY``), used
+    by the searches after it, and made again after a change only once one wants it."""
+    monkeypatch.setattr(index_names, "MANY", 1)
+    index = await built(ws, tmp_path / "index.sqlite3")
+    assert index._db is not None
+    expected = {"sub/b.py", "wide.txt", "big.txt"}
+    assert names(ws, await index.candidates("beta_mark", False)) == expected
+    assert index._naming is not None
+    await index._naming
+    assert not index._db.names.wanted
+    files = index._db.names.db
+    monkeypatch.setattr(index._db.names, "db", None)  # the map alone names the documents
+    assert names(ws, await index.candidates("beta_mark", False)) == expected
+    monkeypatch.setattr(index._db.names, "db", files)
+    write(ws, "sub/b.py", "gamma_marker = 1\n")
+    index.changed([ws / "sub/b.py"])
+    assert names(ws, await index.candidates("beta_mark", False)) == {"wide.txt", "big.txt"}
+    assert index._naming is not None  # wanted again: the map was of the index before
+    await index._naming
+    monkeypatch.setattr(index._db.names, "db", None)
+    assert names(ws, await index.candidates("gamma_mark", False)) == expected
+    monkeypatch.setattr(index._db.names, "db", files)
+    await index.close()
 
 
 async def test_a_directory_removed_or_moved_in_is_applied_whole(ws: Path, tmp_path: Path) -> None:
