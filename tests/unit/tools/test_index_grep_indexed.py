@@ -19,7 +19,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from tests.unit.tools import Buffers, context, followed_index, init_repo, write
-from tether.index import shards, workers, workspace
+from tether.index import names, shards, workers, workspace
 from tether.index.workspace import WorkspaceIndex
 from tether.tools import candidates, ripgrep_events
 from tether.tools.base import ToolContext
@@ -133,6 +133,7 @@ _PIECES = st.one_of(
     max_results=st.sampled_from([3, 100]),
     slice_files=st.sampled_from([candidates.SLICE_FILES, 7]),
     count_past=st.sampled_from([ripgrep_events.COUNT_PAST, 5]),
+    many=st.sampled_from([names.MANY, 1]),
 )
 def test_the_index_answers_as_ripgrep_does(
     indexed: tuple[ToolContext, ToolContext],
@@ -143,9 +144,12 @@ def test_the_index_answers_as_ripgrep_does(
     max_results: int,
     slice_files: int,
     count_past: int,
+    many: int,
 ) -> None:
     """Also with the candidates cut in slices of a few files (searched a few at once, in
-    order) and a count that stops soon: the first matches and the count are the same."""
+    order), a count that stops soon, and the files named by a map from document to file
+    (made after any question: ``names.MANY``): the first matches and the count are the
+    same."""
     plain, with_index = indexed
     params = IndexGrepParams(
         pattern=pattern,
@@ -154,12 +158,12 @@ def test_the_index_answers_as_ripgrep_does(
         glob=glob,
         max_results=max_results,
     )
-    usual = candidates.SLICE_FILES, ripgrep_events.COUNT_PAST
-    candidates.SLICE_FILES, ripgrep_events.COUNT_PAST = slice_files, count_past
+    usual = candidates.SLICE_FILES, ripgrep_events.COUNT_PAST, names.MANY
+    candidates.SLICE_FILES, ripgrep_events.COUNT_PAST, names.MANY = slice_files, count_past, many
     try:
         assert asyncio.run(_answer(with_index, params)) == asyncio.run(_answer(plain, params))
     finally:
-        candidates.SLICE_FILES, ripgrep_events.COUNT_PAST = usual
+        candidates.SLICE_FILES, ripgrep_events.COUNT_PAST, names.MANY = usual
 
 
 @pytest.mark.parametrize("count_past", [5, 40, 300, ripgrep_events.COUNT_PAST])
@@ -188,6 +192,9 @@ async def _answer(ctx: ToolContext, params: IndexGrepParams) -> str:
         return await GREP.run(params, ctx)
     except Exception as exc:  # an error must be the same error too
         return f"{type(exc).__name__}: {exc}"
+    finally:
+        if (naming := getattr(ctx.index, "_naming", None)) is not None:
+            await naming  # the map of the names, made in this loop, not beside the next
 
 
 async def test_the_index_narrows_what_ripgrep_reads(
