@@ -9,7 +9,6 @@ index recorded. Either way a file is read again only when its size or mtime diff
 
 from __future__ import annotations
 
-import asyncio
 import os
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
@@ -17,6 +16,7 @@ from pathlib import Path
 
 from tether.index import changes
 from tether.index.database import Database
+from tether.index.in_thread import in_thread
 from tether.index.reading import absolute, belongs, relative, stamp, workspace_files
 
 _IGNORE_FILES = (b".gitignore",)
@@ -41,14 +41,14 @@ async def stale(
     ``also``: files told changed since then, which git may no longer list (reverted).
     A walk tells ``expect`` (from its thread) how many files it has found to read so far."""
     now = await changes.state(root)
-    before = await asyncio.to_thread(_recorded, root, db)
+    before = await in_thread(_recorded, root, db)
     if now is not None and before is not None:
         paths = await changes.changed(root, before, now)
         if paths is not None:
             paths |= set(also)
         if paths is not None and not any(os.path.basename(p) in _IGNORE_FILES for p in paths):
-            return await asyncio.to_thread(_some, root, db, paths), now
-    return await asyncio.to_thread(_walked, root, db, expect), now
+            return await in_thread(_some, root, db, paths), now
+    return await in_thread(_walked, root, db, expect), now
 
 
 def record(root: Path, db: Database, now: changes.GitState | None) -> None:

@@ -44,6 +44,7 @@ from typing import Any, TypeVar
 
 from tether.index import reads, trigrams
 from tether.index.database import Database
+from tether.index.in_thread import in_thread
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")
@@ -199,14 +200,14 @@ async def read(
     if workers is None:
         for paths in batches:
             batch = await asyncio.to_thread(reads.examined, root, paths, define)
-            await asyncio.to_thread(reads.record, db, batch, gone)
+            await in_thread(reads.record, db, batch, gone)
             gone = ()
             done += len(batch.seen) + len(batch.lost)
             if not going_on(done):
                 return
         return
-    free = await asyncio.to_thread(db.shards, workers.count)
-    first_doc = await asyncio.to_thread(db.reserve, sum(map(len, batches)))
+    free = await in_thread(db.shards, workers.count)
+    first_doc = await in_thread(db.reserve, sum(map(len, batches)))
     waiting = deque(batches)
     running: dict[asyncio.Future[reads.Batch], Path] = {}  # each batch, and its shard
 
@@ -227,7 +228,7 @@ async def read(
             start()  # the next batches are read while these are recorded
             for task in finished:
                 batch = task.result()
-                await asyncio.to_thread(reads.record, db, batch, gone)
+                await in_thread(reads.record, db, batch, gone)
                 gone = ()
                 done += len(batch.seen) + len(batch.lost)
                 if not going_on(done):
@@ -253,11 +254,11 @@ async def define(root: Path, db: Database, size: int, workers: Workers | None) -
     """Take the definitions of up to ``size`` files not parsed yet, split among the
     workers (without, on a thread); how many there were."""
     if workers is None:
-        return await asyncio.to_thread(reads.define_batch, root, db, size)
-    rels = await asyncio.to_thread(db.unparsed, size)
+        return await in_thread(reads.define_batch, root, db, size)
+    rels = await in_thread(db.unparsed, size)
     parts = [rels[start :: workers.count] for start in range(workers.count)]
     found = await asyncio.gather(*(_defined(workers, root, part) for part in parts if part))
-    await asyncio.to_thread(db.put_definitions, [pair for part in found for pair in part])
+    await in_thread(db.put_definitions, [pair for part in found for pair in part])
     return len(rels)
 
 

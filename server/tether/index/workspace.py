@@ -26,6 +26,7 @@ from typing import TypeVar
 from tether.index import build_lock, freshness, reads, workers
 from tether.index.catching_up import CatchingUp
 from tether.index.database import Database
+from tether.index.in_thread import in_thread
 from tether.index.literals import required
 from tether.index.location import opened
 from tether.index.progress import NoProgress, Progress
@@ -124,7 +125,7 @@ class WorkspaceIndex:
         marked = self._catching.marked  # the walk below sees what tether changed before it
         try:
             async with self._lock:
-                await asyncio.to_thread(self._tidied)
+                await in_thread(self._tidied)
                 await self._build(progress)
         except Exception as exc:  # the index is a speed-up: without it searches run rg
             log.warning("the workspace index could not be built: %s", exc)
@@ -145,7 +146,7 @@ class WorkspaceIndex:
         async with self._lock:
             if self._db is None:
                 return
-            done, files = await asyncio.to_thread(self._db.definitions_taken)
+            done, files = await in_thread(self._db.definitions_taken)
         async with workers.for_pass(
             workers.cores(), partial(workers.ready, False, True)
         ) as long_pass:
@@ -166,7 +167,7 @@ class WorkspaceIndex:
         told = {relative(self.root, p) for p in self._pending if p.is_relative_to(self.root)}
         also, self._told = self._told | told, set()
         self._pending.clear()
-        db = await asyncio.to_thread(self._open)
+        db = await in_thread(self._open)
 
         def going_on(done: int) -> bool:
             progress.report(f"{done}/{len(read)} files read", 100 * done // max(len(read), 1))
@@ -185,7 +186,7 @@ class WorkspaceIndex:
             await workers.read(self.root, db, batches, found.gone, define, pool, going_on)
         if self._closing:
             return
-        await asyncio.to_thread(freshness.record, self.root, db, git)
+        await in_thread(freshness.record, self.root, db, git)
         db.built_on()
         self.last_build = {
             "files": found.files,
@@ -237,7 +238,7 @@ class WorkspaceIndex:
             return
         async with self._lock:
             paths, self._pending = self._pending, set()
-            told = await asyncio.to_thread(reads.apply, self.root, self._db, paths)
+            told = await in_thread(reads.apply, self.root, self._db, paths)
             self._told |= told  # for git's next pass (``_build``)
 
     async def candidates(self, pattern: str, ignore_case: bool) -> list[bytes] | None:
@@ -266,7 +267,7 @@ class WorkspaceIndex:
         try:
             async with self._lock:
                 if self._db is db and not self._closing:
-                    await asyncio.to_thread(db.keep_names)
+                    await in_thread(db.keep_names)
         finally:
             self._naming = None
 
@@ -306,7 +307,7 @@ class WorkspaceIndex:
             if light and db.count() <= ON_LOOP_FILES:
                 afresh, answer = _unless_afresh(db, question)
             else:
-                afresh, answer = await asyncio.to_thread(_unless_afresh, db, question)
+                afresh, answer = await in_thread(_unless_afresh, db, question)
         if afresh:
             self.ready = False
             if self._rebuilding is None or self._rebuilding.done():

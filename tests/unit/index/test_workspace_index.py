@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import shutil
 import sqlite3
+import threading
 from collections.abc import AsyncIterator
 from pathlib import Path
 
@@ -143,6 +144,35 @@ async def test_a_search_of_many_files_has_the_map_naming_them_made_after_it(
     monkeypatch.setattr(index._db.names, "db", None)
     assert names(ws, await index.candidates("gamma_mark", False)) == expected
     monkeypatch.setattr(index._db.names, "db", files)
+    await index.close()
+
+
+async def test_a_question_cancelled_in_its_thread_holds_the_lock_until_the_thread_ends(
+    ws: Path, tmp_path: Path
+) -> None:
+    """A search's call cancelled with its turn while its question runs in a thread: the
+    index's lock, and with it its one connection, is given up once that thread is done,
+    not to the next question beside it (``in_thread``)."""
+    index = await built(ws, tmp_path / "index.sqlite3")
+    inside, go = threading.Event(), threading.Event()
+
+    def slow(db: Database) -> str:
+        inside.set()
+        go.wait(10)
+        return "slow"
+
+    task = asyncio.ensure_future(index._asked(slow))  # not light: asked in a thread
+    while not inside.is_set():
+        await asyncio.sleep(0.005)
+    task.cancel()
+    await asyncio.sleep(0.05)
+    assert index._lock.locked() and not task.done()
+    go.set()
+    with pytest.raises(asyncio.CancelledError):
+        await task
+    assert not index._lock.locked()
+    expected = {"sub/b.py", "wide.txt", "big.txt"}
+    assert names(ws, await index.candidates("beta_mark", False)) == expected
     await index.close()
 
 
