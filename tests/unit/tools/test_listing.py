@@ -195,3 +195,24 @@ async def test_fs_list_lists_a_settled_workspace_once(tmp_path: Path, listed: li
     assert await call(LIST, ctx, depth=2) == first
     assert len(listed) == asked  # nothing listed again
     assert listing.LISTINGS.names(str(tmp_path), os.lstat(tmp_path)) == ("src",)
+
+
+async def test_a_short_listing_is_made_on_the_loop(tmp_path: Path, threaded: list[str]) -> None:
+    """No hop to a thread, which waits for the GIL behind a reply's other reads."""
+    write(tmp_path, "src/a.py", "")
+    assert await call(LIST, context(tmp_path), depth=2) == "src/\nsrc/a.py"
+    assert "scan" not in threaded
+
+
+async def test_a_long_listing_goes_on_in_a_thread_with_the_same_entries(
+    tmp_path: Path, threaded: list[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    for n in range(150):
+        write(tmp_path, f"d{n % 3}/f{n:03}.py", "")
+    ctx = context(tmp_path)
+    on_the_loop = await call(LIST, ctx, depth=2)
+    assert "scan" not in threaded and len(on_the_loop.splitlines()) == 153
+
+    monkeypatch.setattr(listing, "ON_LOOP_S", 0.0)  # its time on the loop is up at once
+    assert await call(LIST, ctx, depth=2) == on_the_loop
+    assert threaded.count("scan") == 1
