@@ -24,6 +24,7 @@ from tether.tools.text import (
     open_checked,
     refuse_binary,
     refuse_huge,
+    small_on_disk,
 )
 
 DEFAULT_LIMIT = 2000
@@ -78,9 +79,11 @@ class FsRead:
             # A huge file is refused whole, but a window of it asked for by offset/limit is read.
             windowed = bool(params.model_fields_set & {"offset", "limit"})
             rows = ctx.settings.max_read_bytes // 8 + 1  # more than fit: a row is 8+ characters
-            window = await asyncio.to_thread(
-                _from_disk, ctx, path, params.offset, min(params.limit, rows), windowed
-            )
+            asked = (ctx, path, params.offset, min(params.limit, rows), windowed)
+            if small_on_disk(path):
+                window = _from_disk(*asked)
+            else:
+                window = await asyncio.to_thread(_from_disk, *asked)
         if window.total == 0:
             if params.offset > 1:
                 raise ToolError(f"offset {params.offset} is past the end of {name}, which is empty")

@@ -19,7 +19,7 @@ from tether.tools.fs_read import (
     _stream,
     _Window,
 )
-from tether.tools.text import MAX_FILE_BYTES, split_lines
+from tether.tools.text import MAX_FILE_BYTES, ON_LOOP_BYTES, split_lines
 
 READ = FsRead()
 
@@ -329,3 +329,18 @@ def test_a_window_holds_the_lines_split_lines_numbers(text: str, offset: int, li
     assert window.lines == lines[offset - 1 : offset - 1 + limit]
     assert window.total == len(lines)
     assert window.more == (offset - 1 + limit < len(lines))
+
+
+async def test_a_small_file_is_read_on_the_loop_a_large_one_in_a_thread(
+    tmp_path: Path, threaded: list[str]
+) -> None:
+    """A hop to a thread waits for the GIL behind a reply's other reads; a large file's
+    read does not hold the loop."""
+    small = write(tmp_path, "small.py", "x = 1\n" * (ON_LOOP_BYTES // 6))
+    large = write(tmp_path, "large.py", "x = 1\n" * (ON_LOOP_BYTES // 6 + 1))
+    ctx = context(tmp_path, max_read_bytes=10**7)
+
+    assert f"of {ON_LOOP_BYTES // 6};" in await call(READ, ctx, path="small.py")
+    assert threaded == [] and small.stat().st_size <= ON_LOOP_BYTES
+    assert f"of {ON_LOOP_BYTES // 6 + 1};" in await call(READ, ctx, path="large.py")
+    assert threaded == ["_from_disk"] and large.stat().st_size > ON_LOOP_BYTES
