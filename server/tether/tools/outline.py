@@ -17,7 +17,7 @@ from tether.tools.base import ToolContext
 from tether.tools.parsing import TooSlow
 from tether.tools.paths import checked, named, reads_inside, shown
 from tether.tools.syntax_trees import RecentTrees
-from tether.tools.text import load_text
+from tether.tools.text import ON_LOOP_BYTES, load_text
 
 # extension -> (grammar module, its language function, the node table below)
 _GRAMMARS = {
@@ -192,10 +192,14 @@ class Outline:
             supported = ", ".join(_GRAMMARS)
             raise ToolError(f"outline does not know {name}'s language; it reads {supported}")
         text = await load_text(ctx, path)
-        try:
-            lines = await asyncio.to_thread(_outline, text, grammar, path)
-        except TooSlow as slow:
-            raise ToolError(f"outline gave up on {name}: {slow}; fs-read it instead") from None
+        lines = None
+        if len(text) <= ON_LOOP_BYTES:  # outlined before, as it is: told on the loop
+            lines = _RECENT.known(_key(path, grammar), text.encode(errors="surrogatepass"))
+        if lines is None:
+            try:
+                lines = await asyncio.to_thread(_outline, text, grammar, path)
+            except TooSlow as slow:
+                raise ToolError(f"outline gave up on {name}: {slow}; fs-read it instead") from None
         if not lines:
             return f"{name} defines no functions or classes"
         out = "\n".join(lines)
@@ -212,8 +216,13 @@ def _outline(text: str, grammar: tuple[str, str, str], path: Path) -> list[str]:
     module, function, table = grammar
     data = text.encode(errors="surrogatepass")
     return _RECENT.lines(
-        (path, module, function), _language(module, function), data, partial(_lines, table)
+        _key(path, grammar), _language(module, function), data, partial(_lines, table)
     )
+
+
+def _key(path: Path, grammar: tuple[str, str, str]) -> tuple[Path, str, str]:
+    module, function, _ = grammar
+    return path, module, function
 
 
 def _lines(table: str, tree: Tree) -> list[str]:

@@ -81,6 +81,21 @@ class RecentTrees:
             self._keep(key, _Kept(data, tree, tuple(lines)))
             return lines
 
+    def known(self, key: Hashable, data: bytes) -> list[str] | None:
+        """The outline of ``data`` when it is the text last outlined under ``key``: a
+        comparison, no parse, fit for the event loop. None otherwise, and while a thread
+        holds the trees (its parse may take seconds): ``lines`` then, in a thread."""
+        if not self._lock.acquire(blocking=False):
+            return None
+        try:
+            kept = self._kept.get(key)
+            if kept is None or kept.slow is not None or kept.data != data:
+                return None
+            self._kept.move_to_end(key)  # the latest, as ``lines`` would keep it
+            return list(kept.lines)
+        finally:
+            self._lock.release()
+
     def _unkept(
         self, key: Hashable, language: Language, data: bytes, outline: Outline
     ) -> list[str]:

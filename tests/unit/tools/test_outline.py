@@ -9,6 +9,7 @@ from tests.unit.tools import Buffers, bytes_name, call, context, fifo, summary, 
 from tether.errors import ToolError
 from tether.tools import parsing, syntax_trees
 from tether.tools.outline import Outline
+from tether.tools.text import ON_LOOP_BYTES
 
 OUTLINE = Outline()
 
@@ -327,3 +328,30 @@ async def test_a_file_nested_thousands_deep_is_outlined(tmp_path: Path) -> None:
     assert await call(OUTLINE, context(tmp_path), path="deep.py") == (
         "class After  (lines 2-4)\n  def m  (lines 3-4)"
     )
+
+
+async def test_a_text_outlined_before_is_told_on_the_loop(
+    tmp_path: Path, threaded: list[str]
+) -> None:
+    """A comparison with the text kept, no parse and no hop to a thread; a changed text,
+    or one too long to compare on the loop, is outlined in a thread."""
+    write(tmp_path, "m.py", PYTHON)
+    ctx = context(tmp_path)
+    first = await call(OUTLINE, ctx, path="m.py")
+    assert threaded == ["_outline"]  # its file read on the loop: it is small
+    threaded.clear()
+
+    assert await call(OUTLINE, ctx, path="m.py") == first
+    assert threaded == []
+
+    write(tmp_path, "m.py", PYTHON + "\ndef added():\n    pass\n")
+    assert "def added  (lines" in await call(OUTLINE, ctx, path="m.py")
+    assert threaded == ["_outline"]
+
+    long = PYTHON + "#" * ON_LOOP_BYTES
+    buffers = Buffers({(tmp_path / "m.py").resolve(): long})
+    ctx = context(tmp_path, documents=buffers)
+    await call(OUTLINE, ctx, path="m.py")
+    threaded.clear()
+    await call(OUTLINE, ctx, path="m.py")
+    assert threaded == ["_outline"]  # kept, but not compared on the loop

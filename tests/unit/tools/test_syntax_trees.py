@@ -141,3 +141,30 @@ def test_a_text_too_long_to_keep_is_not_parsed_again_once_given_up_on(
         with pytest.raises(TooSlow, match="longer than 5 s"):
             recent.lines("slow.js", language, data, lambda tree: [])
     assert parsed == [2000, 2000, 2000]  # the text changed in between: parsed again
+
+
+def test_a_kept_outline_is_known_without_a_parse_unless_the_trees_are_busy() -> None:
+    found = grammar_of(".py")
+    assert found is not None
+    trees = RecentTrees()
+    text = b"def f(): pass\n"
+    assert trees.known("a", text) is None  # never outlined
+    lines = trees.lines("a", found[0], text, shape)
+    assert trees.known("a", text) == lines
+    assert trees.known("a", text + b"x = 1\n") is None  # changed since
+    with trees._lock:  # a thread parses: the loop does not wait for it
+        assert trees.known("a", text) is None
+
+
+def test_a_text_given_up_on_is_not_known(monkeypatch: pytest.MonkeyPatch) -> None:
+    found = grammar_of(".py")
+    assert found is not None
+
+    def slow(language: object, data: bytes, old_tree: object = None) -> Tree:
+        raise TooSlow("its parse took longer than 5 s")
+
+    monkeypatch.setattr(syntax_trees, "parse", slow)
+    trees = RecentTrees()
+    with pytest.raises(TooSlow):
+        trees.lines("a", found[0], b"x = (\n", shape)
+    assert trees.known("a", b"x = (\n") is None  # ``lines`` says why, in a thread
