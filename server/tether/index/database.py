@@ -221,7 +221,7 @@ class Database:
         if listed and listed.count(",") >= most:
             return None
         docs = [*map(int, listed.split(",")), *from_shards] if listed else from_shards
-        named = self.names.of(docs, self.version())
+        named = self.names.of(docs, self.version(), self.count())
         always = self.db.execute(
             "SELECT path, kind FROM files WHERE doc IS NULL AND kind != 'binary'"
         )

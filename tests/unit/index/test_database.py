@@ -102,6 +102,36 @@ def test_candidates_past_the_bound_are_none_documents_left_behind_counted(tmp_pa
         db.close()
 
 
+def test_a_question_of_a_quarter_of_a_small_indexs_documents_wants_a_map(
+    tmp_path: Path,
+) -> None:
+    """Fewer than ``MANY``: in a small index the map costs as much to make as naming
+    two-thirds of its documents, and the third such question has repaid it."""
+    db = Database(tmp_path / "index.sqlite3")
+    try:
+        db.put(
+            [Seen(f"{n}.py".encode(), 1, 3, "text", "abc" if n < 2 else "xyz") for n in range(8)]
+        )
+        assert len(db.matching([["abc"]], 10, 0.0) or []) == 2  # 2 of 8 files: a quarter
+        assert db.names.wanted and names.MANY > 2
+        db.keep_names()
+        assert not db.names.wanted
+        db.put([seen(b"8.py")])  # the map is of the index before: 9 files now
+        assert len(db.matching([["abc"]], 10, 0.0) or []) == 3  # a third
+        assert db.names.wanted
+        db.keep_names()
+        db.put([seen(b"9.py"), Seen(b"0.py", 1, 3, "text", "xyz")])
+        assert len(db.matching([["abc"]], 10, 0.0) or []) == 3  # 3 of 10: still a quarter
+        assert db.names.wanted
+        db.keep_names()
+        db.put([Seen(f"{n}.py".encode(), 1, 3, "text", "xyz") for n in range(10, 20)])
+        assert len(db.matching([["abc"]], 10, 0.0) or []) == 3  # 3 of 20 (and 0.py's old
+        # document, named by no file): less
+        assert not db.names.wanted
+    finally:
+        db.close()
+
+
 def test_a_question_of_many_documents_names_them_by_a_map_of_its_version_only(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
